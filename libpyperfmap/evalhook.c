@@ -1,0 +1,258 @@
+/*
+ * evalhook.c - the PEP 523 eval-frame hook: the one place that knows
+ * CPython's internals, version by version (3.8 to 3.14).
+ *
+ * The hook is the hot path of every Python call while enabled: find the
+ * code object's trampoline in its co_extra slot and call the real evaluator
+ * through it.  Only the first call of a code object takes the slow path.
+ */
+#include "evalhook.h"
+
+#include <frameobject.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define V38 (PY_VERSION_HEX < 0x03090000)
+#define V311 (PY_VERSION_HEX >= 0x030B0000)
+
+/* 3.8 keeps eval_frame inside the interpreter struct; 3.11 and later keep
+ * the code object inside _PyInterpreterFrame.  Both are internal. */
+#if V38 || V311
+#  ifndef Py_BUILD_CORE
+#    define Py_BUILD_CORE 1
+#  endif
+#  if V38
+#    include "internal/pycore_pystate.h"
+#  else
+#    include "internal/pycore_frame.h"
+#  endif
+#endif
+
+/* ---- frames ------------------------------------------------------------ */
+
+#if V38
+typedef PyFrameObject frame_t;
+#  define HOOK_PARAMS frame_t *frame, int throwflag
+#  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(frame, throwflag)
+#  define CALL_TRAMPOLINE(t) \
+    ((PyObject *(*)(frame_t *, int, void *, void *))(t))(frame, throwflag, NULL, (void *)_PyEval_EvalFrameDefault)
+#  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#else
+#  if V311
+typedef struct _PyInterpreterFrame frame_t;
+#  else
+typedef PyFrameObject frame_t;
+#  endif
+#  define HOOK_PARAMS PyThreadState *ts, frame_t *frame, int throwflag
+#  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(ts, frame, throwflag)
+#  define CALL_TRAMPOLINE(t) \
+    ((PyObject *(*)(PyThreadState *, frame_t *, int, void *))(t))(ts, frame, throwflag, (void *)_PyEval_EvalFrameDefault)
+#  if PY_VERSION_HEX >= 0x030E0000
+     /* 3.14: a tagged _PyStackRef; the tag lives in the low bits. */
+#    define FRAME_CODE(frame) PyStackRef_AsPyObjectBorrow((frame)->f_executable)
+#  elif PY_VERSION_HEX >= 0x030D0000
+     /* 3.13: f_executable, which is None for the interpreter's shim frames. */
+#    define FRAME_CODE(frame) ((frame)->f_executable)
+#  else
+#    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#  endif
+#endif
+
+/* ---- the eval-frame function of the main interpreter -------------------- */
+
+#if V38
+typedef _PyFrameEvalFunction evalfunc_t;
+static evalfunc_t get_eval(void) { return PyInterpreterState_Main()->eval_frame; }
+static void set_eval(evalfunc_t f) { PyInterpreterState_Main()->eval_frame = f; }
+#else
+typedef _PyFrameEvalFunction evalfunc_t;
+static evalfunc_t get_eval(void)
+{
+    return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Main());
+}
+static void set_eval(evalfunc_t f)
+{
+    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Main(), f);
+}
+#endif
+
+/* ---- the co_extra slot ---------------------------------------------------
+ * It holds the code object's trampoline.  On 3.8-3.10, where code objects
+ * have no co_qualname, it can instead hold a pending qualified name (a
+ * malloc'd string tagged with bit 0), set when the enclosing module, class
+ * or function first ran, and replaced by the trampoline on the first call. */
+
+static Py_ssize_t extra_index = -1;
+
+#if PY_VERSION_HEX >= 0x030C0000
+#  define RequestCodeExtraIndex PyUnstable_Eval_RequestCodeExtraIndex
+#  define Code_SetExtra PyUnstable_Code_SetExtra
+#else
+#  define RequestCodeExtraIndex _PyEval_RequestCodeExtraIndex
+#  define Code_SetExtra _PyCode_SetExtra
+#endif
+
+/* Mirror of the private _PyCodeObjectExtra of Objects/codeobject.c (same
+ * layout from 3.6 to 3.14): read on the hot path without a call. */
+typedef struct {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} code_extra;
+
+static inline void *slot_get(PyObject *code)
+{
+    code_extra *ex = ((PyCodeObject *)code)->co_extra;
+    return ex != NULL && extra_index < ex->ce_size ? ex->ce_extras[extra_index] : NULL;
+}
+
+#define PENDING(p) (((uintptr_t)(p) & 1u) != 0)
+#define PENDING_NAME(p) ((char *)((uintptr_t)(p) & ~(uintptr_t)1))
+
+/* Called when a code object dies: trampolines stay (they may be on a
+ * stack), pending names are freed. */
+static void slot_free(void *p)
+{
+    if (PENDING(p))
+        free(PENDING_NAME(p));
+}
+
+int evalhook_init(void)
+{
+    extra_index = RequestCodeExtraIndex(slot_free);
+    return extra_index < 0 ? -1 : 0;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+#if !V311
+/* Records "<qualname>.<name>" (class body) or "<qualname>.<locals>.<name>"
+ * (function) as the pending qualname of each code object nested in `code`,
+ * as the compiler computes __qualname__. */
+static void name_children(PyObject *code, const char *qualname, size_t qlen)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    int module = strcmp(qualname, "<module>") == 0;
+    const char *sep = (co->co_flags & CO_NEWLOCALS) ? ".<locals>." : ".";
+    size_t slen = strlen(sep);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(co->co_consts); i++) {
+        PyObject *child = PyTuple_GET_ITEM(co->co_consts, i);
+        if (!PyCode_Check(child) || slot_get(child) != NULL)
+            continue;
+        Py_ssize_t nlen;
+        const char *n = PyUnicode_AsUTF8AndSize(((PyCodeObject *)child)->co_name, &nlen);
+        if (n == NULL)
+            return;
+        size_t len = module ? (size_t)nlen : qlen + slen + (size_t)nlen;
+        char *q = malloc(len + 1);
+        if (q == NULL)
+            return;
+        if (module) {
+            memcpy(q, n, (size_t)nlen);
+        } else {
+            memcpy(q, qualname, qlen);
+            memcpy(q + qlen, sep, slen);
+            memcpy(q + qlen + slen, n, (size_t)nlen);
+        }
+        q[len] = '\0';
+        if (Code_SetExtra(child, extra_index, (void *)((uintptr_t)q | 1u)) != 0)
+            free(q);
+    }
+}
+#endif
+
+/* Builds "py::<qualname>:<filename>" and gets a trampoline for it.  Leaves
+ * no Python exception behind: the hook may run while one is being raised. */
+static void *new_trampoline(PyObject *code)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    const char *q;
+    Py_ssize_t qlen, flen;
+#if V311
+    q = PyUnicode_AsUTF8AndSize(co->co_qualname, &qlen);
+#else
+    void *slot = slot_get(code);
+    if (PENDING(slot)) {
+        q = PENDING_NAME(slot);
+        qlen = (Py_ssize_t)strlen(q);
+    } else {
+        q = PyUnicode_AsUTF8AndSize(co->co_name, &qlen);
+    }
+#endif
+    const char *f = PyUnicode_AsUTF8AndSize(co->co_filename, &flen);
+    if (q == NULL || f == NULL)
+        return NULL;
+    size_t len = 4 + (size_t)qlen + 1 + (size_t)flen;
+    char stackbuf[512];
+    char *name = len < sizeof stackbuf ? stackbuf : malloc(len + 1);
+    if (name == NULL)
+        return NULL;
+    memcpy(name, "py::", 4);
+    memcpy(name + 4, q, (size_t)qlen);
+    name[4 + qlen] = ':';
+    memcpy(name + 5 + qlen, f, (size_t)flen);
+    void *t = pyperfmap_new_trampoline(name, len);
+#if !V311
+    if (t != NULL)
+        name_children(code, q, (size_t)qlen);
+#endif
+    if (name != stackbuf)
+        free(name);
+    /* Replacing a pending name frees it through slot_free. */
+    if (t != NULL)
+        Code_SetExtra(code, extra_index, t);
+    return t;
+}
+
+/* ---- the hooks ---------------------------------------------------------- */
+
+/* Named for pymerge, which removes it from mixed stacks as plumbing. */
+static PyObject *pyperfmap_eval(HOOK_PARAMS)
+{
+    PyObject *code = FRAME_CODE(frame);
+    if (code == NULL || !PyCode_Check(code))
+        return EVAL_DEFAULT(frame);
+    void *t = slot_get(code);
+    if (t == NULL || PENDING(t)) {
+#if PY_VERSION_HEX >= 0x030C0000
+        PyObject *raised = PyErr_GetRaisedException();
+        t = new_trampoline(code);
+        PyErr_Clear();
+        PyErr_SetRaisedException(raised);
+#else
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        t = new_trampoline(code);
+        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+#endif
+        if (t == NULL)
+            return EVAL_DEFAULT(frame);
+    }
+    return CALL_TRAMPOLINE(t);
+}
+
+/* The benchmark's floor: what any PEP 523 hook costs before it does work. */
+static PyObject *pyperfmap_noop_eval(HOOK_PARAMS)
+{
+    return EVAL_DEFAULT(frame);
+}
+
+enum evalhook_owner evalhook_owner(void)
+{
+    evalfunc_t f = get_eval();
+    if (f == NULL || f == _PyEval_EvalFrameDefault)
+        return EVALHOOK_DEFAULT;
+    if (f == pyperfmap_eval)
+        return EVALHOOK_OURS;
+    if (f == pyperfmap_noop_eval)
+        return EVALHOOK_NOOP;
+    return EVALHOOK_OTHER;
+}
+
+void evalhook_set(enum evalhook_owner owner)
+{
+    set_eval(owner == EVALHOOK_OURS ? pyperfmap_eval
+             : owner == EVALHOOK_NOOP ? pyperfmap_noop_eval
+             : _PyEval_EvalFrameDefault);
+}

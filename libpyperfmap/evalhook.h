@@ -1,0 +1,31 @@
+/*
+ * evalhook.h - what module.c needs from CPython's internals.  evalhook.c is
+ * the only file that includes internal headers or knows a frame's layout;
+ * everything version-specific lives there.
+ */
+#ifndef PYPERFMAP_EVALHOOK_H
+#define PYPERFMAP_EVALHOOK_H
+
+#include <Python.h>
+
+enum evalhook_owner { EVALHOOK_DEFAULT, EVALHOOK_OURS, EVALHOOK_NOOP, EVALHOOK_OTHER };
+
+/* Reserves the co_extra slot that caches each code object's trampoline.
+ * Call once, with the GIL, from the module's init. Returns 0 or -1. */
+int evalhook_init(void);
+
+/* Who owns the main interpreter's eval-frame function right now. */
+enum evalhook_owner evalhook_owner(void);
+
+/* Installs our hook (EVALHOOK_OURS), the do-nothing hook used as the
+ * benchmark floor (EVALHOOK_NOOP) or CPython's default evaluator. */
+void evalhook_set(enum evalhook_owner owner);
+
+/*
+ * Called by the hook the first time a code object runs while enabled:
+ * returns its new trampoline, or NULL to run it unprofiled.  Defined in
+ * module.c.  The name is "py::<qualname>:<filename>" in UTF-8.
+ */
+void *pyperfmap_new_trampoline(const char *name, size_t len);
+
+#endif

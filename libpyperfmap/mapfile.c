@@ -1,0 +1,195 @@
+/*
+ * mapfile.c - /tmp/perf-<pid>.map written through a shared mapping.
+ */
+#define _GNU_SOURCE
+#include "mapfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define INITIAL_CAPACITY (64 * 1024)
+
+static struct {
+    int fd;            /* -1 when closed */
+    pid_t pid;         /* the process the file belongs to */
+    char *view;        /* shared mapping of the file, cap bytes */
+    size_t len, cap;   /* bytes of entries written, bytes mapped */
+    char dir[PATH_MAX];
+    char path[PATH_MAX];
+    char error[PATH_MAX + 128];
+} mf = {.fd = -1};
+
+static int fail(const char *what)
+{
+    int e = errno;
+    snprintf(mf.error, sizeof mf.error, "%s: %s", what, strerror(e));
+    errno = e;
+    return -1;
+}
+
+/* Grows the file and its mapping so that `need` more bytes fit.  Blocks are
+ * reserved with posix_fallocate, because a store into a shared mapping that
+ * the file system cannot back raises SIGBUS instead of returning ENOSPC. */
+static int reserve(size_t need)
+{
+    if (mf.len + need <= mf.cap)
+        return 0;
+    size_t cap = mf.cap ? mf.cap : INITIAL_CAPACITY;
+    while (cap < mf.len + need)
+        cap *= 2;
+    int err = posix_fallocate(mf.fd, (off_t)mf.cap, (off_t)(cap - mf.cap));
+    if (err) {
+        errno = err;
+        return fail(mf.path);
+    }
+    char *view = mf.view
+        ? mremap(mf.view, mf.cap, cap, MREMAP_MAYMOVE)
+        : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, mf.fd, 0);
+    if (view == MAP_FAILED)
+        return fail(mf.path);
+    memset(view + mf.cap, '\n', cap - mf.cap);
+    mf.view = view;
+    mf.cap = cap;
+    return 0;
+}
+
+static void drop(void)
+{
+    if (mf.view)
+        munmap(mf.view, mf.cap);
+    if (mf.fd >= 0)
+        close(mf.fd);
+    mf.view = NULL;
+    mf.fd = -1;
+    mf.len = mf.cap = 0;
+    mf.path[0] = '\0';
+}
+
+/* Opens this process's file under mf.dir, empty and with no mapping. */
+static int create(void)
+{
+    mf.pid = getpid();
+    if (snprintf(mf.path, sizeof mf.path, "%s/perf-%ld.map", mf.dir, (long)mf.pid)
+        >= (int)sizeof mf.path) {
+        errno = ENAMETOOLONG;
+        return fail(mf.dir);
+    }
+    int fd = open(mf.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return fail(mf.path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fail(mf.path);
+        close(fd);
+        return -1;
+    }
+    /* Someone else's file, a hard link or a device planted at our name: do
+     * not write through it, and do not remove it either. */
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+        close(fd);
+        errno = EPERM;
+        snprintf(mf.error, sizeof mf.error,
+                 "%s: exists and is not a regular file owned by this user; not touching it",
+                 mf.path);
+        return -1;
+    }
+    if (ftruncate(fd, 0) != 0) {
+        fail(mf.path);
+        close(fd);
+        return -1;
+    }
+    mf.fd = fd;
+    return 0;
+}
+
+int mapfile_open(const char *dir)
+{
+    if (mf.fd >= 0 && mf.pid == getpid())
+        return 0;
+    if (mf.fd >= 0 && mapfile_after_fork() == 0)
+        return 0;
+    if (snprintf(mf.dir, sizeof mf.dir, "%s", dir) >= (int)sizeof mf.dir) {
+        errno = ENAMETOOLONG;
+        return fail(dir);
+    }
+    if (create() != 0)
+        return -1;
+    if (reserve(1) != 0) {
+        drop();
+        return -1;
+    }
+    return 0;
+}
+
+int mapfile_after_fork(void)
+{
+    if (mf.fd < 0 || mf.pid == getpid())
+        return 0;
+    /* The inherited view still shows the parent's file: read the entries
+     * from it, then let go of it without writing a byte. */
+    char *parent = mf.view;
+    size_t len = mf.len, cap = mf.cap;
+    close(mf.fd);
+    mf.fd = -1;
+    mf.view = NULL;
+    mf.len = mf.cap = 0;
+    int rc = create();
+    if (rc == 0 && (rc = reserve(len + 1)) == 0) {
+        memcpy(mf.view, parent, len);
+        mf.len = len;
+    }
+    munmap(parent, cap);
+    if (rc != 0)
+        drop();
+    return rc;
+}
+
+int mapfile_add(const void *start, size_t size, const char *name, size_t namelen)
+{
+    if (mf.fd >= 0 && mf.pid != getpid() && mapfile_after_fork() != 0)
+        return -1;
+    if (mf.fd < 0) {
+        errno = EBADF;
+        snprintf(mf.error, sizeof mf.error, "perf map is closed");
+        return -1;
+    }
+    char head[48];
+    int hl = snprintf(head, sizeof head, "%lx %zx ", (unsigned long)(uintptr_t)start, size);
+    if (reserve((size_t)hl + namelen + 1) != 0)
+        return -1;
+    char *p = mf.view + mf.len;
+    memcpy(p, head, (size_t)hl);
+    p += hl;
+    for (size_t i = 0; i < namelen; i++)
+        p[i] = (name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+    p[namelen] = '\n';
+    mf.len += (size_t)hl + namelen + 1;
+    return 0;
+}
+
+void mapfile_close(void)
+{
+    if (mf.fd < 0)
+        return;
+    /* A child that never moved to its own file must not trim its parent's. */
+    if (mf.pid == getpid() && ftruncate(mf.fd, (off_t)mf.len) != 0)
+        fail(mf.path);
+    drop();
+}
+
+const char *mapfile_path(void)
+{
+    return mf.fd >= 0 && mf.pid == getpid() ? mf.path : NULL;
+}
+
+const char *mapfile_error(void)
+{
+    return mf.error;
+}

@@ -1,0 +1,51 @@
+/*
+ * mapfile.h - the process's perf map, <dir>/perf-<pid>.map.
+ *
+ * Lines are CPython's format, "<start hex> <size hex> <name>\n", which perf,
+ * samply, hotspot and pymerge read.  The file is written through a shared
+ * mapping of itself, so every line is in the page cache the moment it is
+ * written: no flush per entry, and nothing is lost when the process is
+ * killed or calls os._exit().  Unused capacity is filled with newlines,
+ * which every reader skips as empty lines; a clean exit trims it.
+ *
+ * None of these functions is thread-safe: the caller serialises them.
+ */
+#ifndef PYPERFMAP_MAPFILE_H
+#define PYPERFMAP_MAPFILE_H
+
+#include <stddef.h>
+
+/*
+ * Opens <dir>/perf-<pid>.map for this process, refusing anything but a
+ * regular file that this user owns (O_NOFOLLOW, mode 0600) and emptying what
+ * a former process of the same pid left.  Returns 0, or -1 with errno set and
+ * mapfile_error() describing the cause.  A no-op when already open.
+ */
+int mapfile_open(const char *dir);
+
+/*
+ * Appends one entry.  Newlines in name become spaces so that one entry is
+ * always one line.  In a forked child that has not yet moved to its own
+ * file, moves first (see mapfile_after_fork).  Returns 0, or -1 when the map
+ * is closed or could not grow (mapfile_error() says why).
+ */
+int mapfile_add(const void *start, size_t size, const char *name, size_t namelen);
+
+/*
+ * In a forked child: switches to perf-<childpid>.map, which starts as a copy
+ * of every entry the parent had written before the fork, because the child
+ * still runs the inherited trampolines.  Never writes to the parent's file.
+ * Returns 0, or -1 (the map is then closed in the child).
+ */
+int mapfile_after_fork(void);
+
+/* Trims the file to what was written and closes it; later adds fail. */
+void mapfile_close(void);
+
+/* The open map's path, or NULL. */
+const char *mapfile_path(void);
+
+/* Why the last failing call failed. */
+const char *mapfile_error(void);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * module.c - the _pyperfmap extension: enable(), disable(), is_enabled(),
+ * map_path(), and the one lock that serialises trampoline creation.
+ *
+ * A profiler must never take its host down: every failure after import
+ * (map file, arena, memory) prints one warning and leaves the program
+ * running unprofiled.  Only misuse (another hook installed, a
+ * sub-interpreter) raises.
+ */
+#define PY_SSIZE_T_CLEAN
+#include "evalhook.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "arena.h"
+#include "mapfile.h"
+#include "trampoline.h"
+
+/* Serialises arena_take and the map file.  Under the GIL it is never
+ * contended; it keeps free-threaded builds and fork() correct. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int broken;        /* a failure was reported: stop making trampolines */
+static int at_exit_done;  /* the map was closed at interpreter exit */
+
+static void lock_before_fork(void) { pthread_mutex_lock(&lock); }
+static void unlock_after_fork(void) { pthread_mutex_unlock(&lock); }
+
+/* One warning per process; the caller holds the lock or is single-threaded. */
+static void warn_once(const char *what)
+{
+    if (broken)
+        return;
+    broken = 1;
+    fprintf(stderr, "pyperfmap: warning: %s; Python functions will not be named in perf profiles"
+            " (the program continues)\n", what);
+}
+
+void *pyperfmap_new_trampoline(const char *name, size_t len)
+{
+    void *t = NULL, *arena;
+    pthread_mutex_lock(&lock);
+    if (broken || at_exit_done)
+        goto out;
+    t = arena_take(&arena);
+    if (t == NULL) {
+        warn_once("cannot map memory for trampolines");
+        goto out;
+    }
+    if ((arena != NULL && mapfile_add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
+                                      sizeof PYPERFMAP_ARENA_SYMBOL - 1) != 0)
+        || mapfile_add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len) != 0) {
+        /* The trampoline is still fine to run; it is only unnamed. */
+        warn_once(mapfile_error());
+    }
+out:
+    pthread_mutex_unlock(&lock);
+    return t;
+}
+
+static void close_at_exit(void)
+{
+    pthread_mutex_lock(&lock);
+    at_exit_done = 1;
+    mapfile_close();
+    pthread_mutex_unlock(&lock);
+}
+
+static PyObject *after_fork_child(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    pthread_mutex_lock(&lock);
+    if (mapfile_after_fork() != 0)
+        warn_once(mapfile_error());
+    pthread_mutex_unlock(&lock);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef after_fork_def = {"_after_fork_child", after_fork_child, METH_NOARGS, NULL};
+
+static int in_main_interpreter(void)
+{
+    if (PyThreadState_Get()->interp == PyInterpreterState_Main())
+        return 1;
+    PyErr_SetString(PyExc_RuntimeError, "pyperfmap: only the main interpreter can be profiled");
+    return 0;
+}
+
+/* Done once per process, on the first enable(). */
+static int first_enable(void)
+{
+    static int done;
+    if (done)
+        return 0;
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *cb = os ? PyCFunction_New(&after_fork_def, NULL) : NULL;
+    PyObject *reg = cb ? PyObject_GetAttrString(os, "register_at_fork") : NULL;
+    PyObject *kw = reg ? Py_BuildValue("{sO}", "after_in_child", cb) : NULL;
+    PyObject *empty = kw ? PyTuple_New(0) : NULL;
+    PyObject *r = empty ? PyObject_Call(reg, empty, kw) : NULL;
+    Py_XDECREF(os), Py_XDECREF(cb), Py_XDECREF(reg), Py_XDECREF(kw), Py_XDECREF(empty);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    if (pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork) != 0
+        || Py_AtExit(close_at_exit) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register exit and fork handlers");
+        return -1;
+    }
+    done = 1;
+    return 0;
+}
+
+static PyObject *py_enable(PyObject *self, PyObject *args)
+{
+    const char *dir = "/tmp";
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|s:enable", &dir) || !in_main_interpreter())
+        return NULL;
+    switch (evalhook_owner()) {
+    case EVALHOOK_OURS:
+        Py_RETURN_TRUE;
+    case EVALHOOK_OTHER:
+        PyErr_SetString(PyExc_RuntimeError,
+                        "pyperfmap: another eval-frame hook is already installed (CPython's"
+                        " -X perf, a debugger or another profiler); pyperfmap was not enabled");
+        return NULL;
+    default:
+        break;
+    }
+    if (first_enable() != 0)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    int ok = !broken && mapfile_open(dir) == 0;
+    if (!ok)
+        warn_once(broken ? "an earlier failure disabled pyperfmap" : mapfile_error());
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        Py_RETURN_FALSE;
+    evalhook_set(EVALHOOK_OURS);
+    Py_RETURN_TRUE;
+}
+
+static PyObject *py_disable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!in_main_interpreter())
+        return NULL;
+    /* Trampolines stay mapped and cached: frames running through them
+     * finish normally, and a later enable() reuses them. */
+    if (evalhook_owner() == EVALHOOK_OURS)
+        evalhook_set(EVALHOOK_DEFAULT);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_is_enabled(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(evalhook_owner() == EVALHOOK_OURS);
+}
+
+static PyObject *py_map_path(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    pthread_mutex_lock(&lock);
+    const char *p = mapfile_path();
+    PyObject *r = p ? PyUnicode_DecodeFSDefault(p) : (Py_INCREF(Py_None), Py_None);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static PyObject *py_set_noop_hook(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0 || !in_main_interpreter())
+        return NULL;
+    enum evalhook_owner cur = evalhook_owner();
+    if (cur == EVALHOOK_OTHER || cur == EVALHOOK_OURS) {
+        PyErr_SetString(PyExc_RuntimeError, "pyperfmap: another eval-frame hook is installed");
+        return NULL;
+    }
+    evalhook_set(on ? EVALHOOK_NOOP : EVALHOOK_DEFAULT);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"enable", py_enable, METH_VARARGS,
+     "enable(dir='/tmp') -> bool\n\nRun every Python function through its own trampoline and "
+     "name it in <dir>/perf-<pid>.map.  False (after one warning) when the map cannot be written."},
+    {"disable", py_disable, METH_NOARGS, "disable()\n\nStop making and using trampolines."},
+    {"is_enabled", py_is_enabled, METH_NOARGS, "is_enabled() -> bool"},
+    {"map_path", py_map_path, METH_NOARGS, "map_path() -> str or None\n\nThis process's perf map."},
+    {"_set_noop_hook", py_set_noop_hook, METH_O,
+     "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_pyperfmap",
+    "Native half of pyperfmap: PEP 523 perf trampolines.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+/* The one exported symbol; everything else is hidden.  (A pragma, because
+ * 3.8's PyMODINIT_FUNC carries no visibility of its own.) */
+#pragma GCC visibility push(default)
+PyMODINIT_FUNC PyInit__pyperfmap(void)
+{
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL)
+        return NULL;
+    if (evalhook_init() != 0
+        || PyModule_AddIntConstant(m, "TRAMPOLINE_SIZE", PYPERFMAP_TRAMPOLINE_SIZE) != 0
+        || PyModule_AddIntConstant(m, "ARENA_SIZE", PYPERFMAP_ARENA_SIZE) != 0
+        || PyModule_AddStringConstant(m, "ARENA_SYMBOL", PYPERFMAP_ARENA_SYMBOL) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+#pragma GCC visibility pop

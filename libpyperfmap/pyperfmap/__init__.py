@@ -1,0 +1,61 @@
+"""Make Python functions visible to Linux perf, on CPython 3.8 and later.
+
+While enabled, every Python function runs through its own tiny native
+trampoline, and /tmp/perf-<pid>.map names each trampoline
+``py::<qualname>:<filename>``, so ``perf record``/``perf report`` (and pymerge)
+show Python frames among the native and kernel ones.
+
+    import pyperfmap
+    pyperfmap.enable()            # or: with pyperfmap.enabled(): ...
+
+``python -m pyperfmap script.py`` runs a whole program that way, and so does
+``PYPERFMAP=1`` for an interpreter where pyperfmap is installed.
+"""
+import contextlib
+import os
+
+from . import _pyperfmap
+
+__all__ = ["enable", "disable", "is_enabled", "map_path", "enabled"]
+
+#: Where the map goes: perf reads /tmp; pymerge can read any folder (--map-dir).
+MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"
+
+
+def enable():
+    """Turn trampolines on (idempotent).
+
+    Returns True when Python functions will be named in the perf map.  When
+    the map cannot be written (say /tmp is not writable) it prints one
+    warning and returns False; the program runs on unprofiled.  Raises
+    RuntimeError if another eval-frame hook (CPython's ``-X perf``, a
+    debugger) is installed, and changes nothing then.
+    """
+    return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp")
+
+
+def disable():
+    """Turn trampolines off.  Functions already running finish normally."""
+    _pyperfmap.disable()
+
+
+def is_enabled():
+    """True while trampolines are on."""
+    return _pyperfmap.is_enabled()
+
+
+def map_path():
+    """This process's perf map (str), or None before the first enable()."""
+    return _pyperfmap.map_path()
+
+
+@contextlib.contextmanager
+def enabled():
+    """Trampolines on inside the block; the state before it is restored after."""
+    was = is_enabled()
+    enable()
+    try:
+        yield
+    finally:
+        if not was:
+            disable()

@@ -1,0 +1,60 @@
+"""python -m pyperfmap [-m module | script.py] [args...]
+
+Runs a program with pyperfmap enabled, exactly as ``python script.py`` or
+``python -m module`` would run it: same sys.argv, __main__, sys.path[0],
+exit status, and traceback of an uncaught exception.  PYPERFMAP=1 is put in
+the environment so that Python subprocesses (where pyperfmap is installed)
+are profiled too.
+"""
+import os
+import runpy
+import sys
+
+import pyperfmap
+
+USAGE = "usage: python -m pyperfmap [-m module | script.py] [args...]\n"
+
+
+def _user_traceback(tb):
+    """Drops the frames of this launcher and of runpy from a traceback."""
+    skip = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in skip:
+        tb = tb.tb_next
+    return tb
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+        sys.stderr.write(USAGE)
+        return 2
+    if argv[0] == "-m":
+        target, args, as_module = argv[1], argv[2:], True
+    else:
+        target, args, as_module = argv[0], argv[1:], False
+        if not os.path.exists(target):
+            sys.stderr.write("%s: can't open file %r: [Errno 2] No such file or directory\n"
+                             % (sys.executable, target))
+            return 2
+
+    os.environ["PYPERFMAP"] = "1"
+    pyperfmap.enable()
+    if as_module:
+        sys.argv = [target] + args  # runpy replaces argv[0] with the module's path
+        sys.path[0] = os.getcwd()
+        run = lambda: runpy._run_module_as_main(target, alter_argv=True)
+    else:
+        sys.argv = [target] + args
+        sys.path[0] = os.path.dirname(os.path.abspath(target))
+        run = lambda: runpy.run_path(target, run_name="__main__")
+    try:
+        run()
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        sys.excepthook(type(e), e, _user_traceback(e.__traceback__))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
