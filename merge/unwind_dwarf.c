@@ -1,0 +1,453 @@
+/*
+ * unwind_dwarf.c - step from frame to frame through the copied user stack.
+ * See unwind_dwarf.h for the contract.
+ */
+#include "unwind_dwarf.h"
+
+#include "cfi.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* perf.data from x86-64 is what we unwind, whatever we run on. */
+#define PYPERFMAP_TEMPLATE_X86_64 1
+#include "trampoline.h"
+
+/*
+ * CPython 3.12/3.13's x86-64 -X perf trampoline (Python/asm_trampoline.S):
+ *   0: 48 83 ec 08   sub  $8,%rsp
+ *   4: ff d1         call *%rcx
+ *   6: 48 83 c4 08   add  $8,%rsp     <- return address of caller frames
+ *  10: c3            ret
+ * Between the sub and the ret the CFA is sp + 16, elsewhere sp + 8; the
+ * return address is at CFA - 8 and no callee-saved register is touched.
+ */
+#define CPYTHON_TRAMP_SUB_END 4
+#define CPYTHON_TRAMP_RET 10
+
+/* Bounds on one expression, so looping CFI cannot hang a walk. */
+#define MAX_EXPR_STEPS 256
+#define EXPR_STACK 16
+/* Memory just above the stack copy is the rest of the same stack: a read
+ * there means the copy was too small, not that the frame is garbage. */
+#define STACK_SLACK (256ULL << 20)
+
+#define PERF_ABI_NONE 0
+
+struct dso_slot {
+    const void *dso;
+    struct cfi *cfi;    /* NULL: opening failed, don't try again */
+};
+
+struct unwind_dwarf {
+    struct dso_slot *dsos;      /* open addressing, power-of-two size */
+    size_t cap, used;
+    struct dso_slot *last;      /* consecutive frames often share a file */
+    char file_error[512];
+};
+
+/* One walk in progress: registers of the current frame, and the stack. */
+struct walk {
+    struct unwind_dwarf *u;
+    unwind_lookup_fn lookup;
+    void *ctx;
+    const uint8_t *stack;
+    uint64_t lo, size;          /* the copy covers [lo, lo + size) */
+    uint64_t r[CFI_NREGS];
+    uint32_t valid;             /* bit i: r[i] is known */
+};
+
+/* DWARF register of each perf_event_x86_regs index (AX BX CX DX SI DI BP
+ * SP IP FLAGS CS SS DS ES FS GS R8..R15); -1 for those CFI never uses.
+ * IP goes to the return-address column: it is the pc of frame 0. */
+static const int8_t perf_to_dwarf[24] = {
+    0, 3, 2, 1, 4, 5, 6, 7, CFI_REG_RA, -1, -1, -1, -1, -1, -1, -1,
+    8, 9, 10, 11, 12, 13, 14, 15,
+};
+
+const char *unwind_stop__name(enum unwind_stop stop)
+{
+    static const char *const names[UNWIND_NSTOPS] = {
+        [UNWIND_ROOT] = "complete",     [UNWIND_TRUNCATED] = "truncated",
+        [UNWIND_NO_REGS] = "no-regs",   [UNWIND_NO_MAP] = "no-map",
+        [UNWIND_NO_CFI] = "no-cfi",     [UNWIND_BAD_FRAME] = "bad-frame",
+        [UNWIND_DEPTH] = "too-deep",
+    };
+    return (unsigned)stop < UNWIND_NSTOPS ? names[stop] : "?";
+}
+
+struct unwind_dwarf *unwind_dwarf__new(void)
+{
+    return calloc(1, sizeof(struct unwind_dwarf));
+}
+
+void unwind_dwarf__delete(struct unwind_dwarf *u)
+{
+    if (!u)
+        return;
+    for (size_t i = 0; i < u->cap; i++)
+        cfi__delete(u->dsos[i].cfi);
+    free(u->dsos);
+    free(u);
+}
+
+const char *unwind_dwarf__file_error(const struct unwind_dwarf *u)
+{
+    return u->file_error[0] ? u->file_error : NULL;
+}
+
+static size_t ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(x >> 32);
+}
+
+static int dsos_grow(struct unwind_dwarf *u)
+{
+    size_t cap = u->cap ? u->cap * 2 : 64;
+    struct dso_slot *s = calloc(cap, sizeof(*s));
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < u->cap; i++) {
+        if (!u->dsos[i].dso)
+            continue;
+        size_t j = ptr_hash(u->dsos[i].dso) & (cap - 1);
+        while (s[j].dso)
+            j = (j + 1) & (cap - 1);
+        s[j] = u->dsos[i];
+    }
+    free(u->dsos);
+    u->dsos = s;
+    u->cap = cap;
+    u->last = NULL;
+    return 0;
+}
+
+/* The CFI of the file behind an ELF mapping, opened on first use. */
+static struct cfi *dso_cfi(struct unwind_dwarf *u, const struct unwind_map *m)
+{
+    if (u->last && u->last->dso == m->dso)
+        return u->last->cfi;
+    size_t j = 0;
+    if (u->cap) {
+        for (j = ptr_hash(m->dso) & (u->cap - 1); u->dsos[j].dso; j = (j + 1) & (u->cap - 1))
+            if (u->dsos[j].dso == m->dso)
+                return (u->last = &u->dsos[j])->cfi;
+    }
+    if ((u->used + 1) * 2 > u->cap) {
+        if (dsos_grow(u) != 0)
+            return NULL;
+        for (j = ptr_hash(m->dso) & (u->cap - 1); u->dsos[j].dso; j = (j + 1) & (u->cap - 1))
+            ;
+    }
+    char err[sizeof(u->file_error)];
+    struct cfi *c = cfi__new(m->path, err, sizeof(err));
+    if (!c && !u->file_error[0])
+        memcpy(u->file_error, err, sizeof(err));
+    u->dsos[j] = (struct dso_slot){m->dso, c};
+    u->used++;
+    u->last = &u->dsos[j];
+    return c;
+}
+
+/* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
+ * copy, else from the file mapped there. */
+static enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
+{
+    *val = 0;
+    if (addr >= w->lo && w->size >= len && addr - w->lo <= w->size - len) {
+        memcpy(val, w->stack + (addr - w->lo), len);
+        return UNWIND_ROOT;
+    }
+    struct unwind_map m;
+    if (w->lookup(w->ctx, addr, &m) == 0 && m.kind == UNWIND_MAP_ELF) {
+        struct cfi *c = dso_cfi(w->u, &m);
+        if (c && cfi__read(c, addr - m.start + m.pgoff, val, len) == 0)
+            return UNWIND_ROOT;
+    }
+    if (addr >= w->lo + w->size && addr - (w->lo + w->size) < STACK_SLACK)
+        return UNWIND_TRUNCATED;
+    return UNWIND_BAD_FRAME;
+}
+
+static int reg_known(const struct walk *w, uint64_t reg)
+{
+    return reg < CFI_NREGS && (w->valid >> reg & 1);
+}
+
+/* Index of the operation starting at byte offset TARGET, or -1. */
+static long op_at(struct cfi_expr e, uint64_t target)
+{
+    for (uint32_t i = 0; i < e.nops; i++)
+        if (e.ops[i].offset == target)
+            return (long)i;
+    return -1;
+}
+
+/*
+ * Evaluate a DWARF expression over the current frame.  Only CFI that
+ * libdw cannot reduce to "register + offset" gets here: PLT stubs, signal
+ * frames, realigned stacks.  UNWIND_ROOT means success.
+ */
+static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *cfa, uint64_t *out)
+{
+    uint64_t st[EXPR_STACK];
+    int sp = 0;
+    long i = 0;
+    enum unwind_stop rc;
+#define NEED(k) do { if (sp < (k)) return UNWIND_BAD_FRAME; } while (0)
+#define PUSH(v) do { uint64_t v_ = (v); if (sp == EXPR_STACK) return UNWIND_BAD_FRAME; st[sp++] = v_; } while (0)
+#define BINOP(expr) do { NEED(2); uint64_t b = st[--sp], a = st[sp - 1]; st[sp - 1] = (expr); } while (0)
+    for (int steps = 0; i < (long)e.nops; steps++) {
+        if (steps == MAX_EXPR_STEPS)
+            return UNWIND_BAD_FRAME;
+        const struct cfi_op *op = &e.ops[i++];
+        uint8_t a = op->atom;
+        if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+            PUSH((uint64_t)(a - DW_OP_lit0));
+        } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+            if (!reg_known(w, a - DW_OP_breg0))
+                return UNWIND_BAD_FRAME;
+            PUSH(w->r[a - DW_OP_breg0] + op->n1);
+        } else {
+            switch (a) {
+            case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
+            case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
+            case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
+                PUSH(op->n1);
+                break;
+            case DW_OP_bregx:
+                if (!reg_known(w, op->n1))
+                    return UNWIND_BAD_FRAME;
+                PUSH(w->r[op->n1] + op->n2);
+                break;
+            case DW_OP_call_frame_cfa:
+                if (!cfa)
+                    return UNWIND_BAD_FRAME;
+                PUSH(*cfa);
+                break;
+            case DW_OP_dup: NEED(1); PUSH(st[sp - 1]); break;
+            case DW_OP_drop: NEED(1); sp--; break;
+            case DW_OP_over: NEED(2); PUSH(st[sp - 2]); break;
+            case DW_OP_pick:
+                if (op->n1 >= (uint64_t)sp)
+                    return UNWIND_BAD_FRAME;
+                PUSH(st[sp - 1 - (int)op->n1]);
+                break;
+            case DW_OP_swap: { NEED(2); uint64_t t = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = t; break; }
+            case DW_OP_rot: {
+                NEED(3);
+                uint64_t t = st[sp - 1];
+                st[sp - 1] = st[sp - 2]; st[sp - 2] = st[sp - 3]; st[sp - 3] = t;
+                break;
+            }
+            case DW_OP_deref: case DW_OP_deref_size: {
+                NEED(1);
+                unsigned len = a == DW_OP_deref ? 8 : (unsigned)op->n1;
+                if (len == 0 || len > 8)
+                    return UNWIND_BAD_FRAME;
+                if ((rc = read_mem(w, st[sp - 1], len, &st[sp - 1])) != UNWIND_ROOT)
+                    return rc;
+                break;
+            }
+            case DW_OP_plus_uconst: NEED(1); st[sp - 1] += op->n1; break;
+            case DW_OP_neg: NEED(1); st[sp - 1] = -st[sp - 1]; break;
+            case DW_OP_not: NEED(1); st[sp - 1] = ~st[sp - 1]; break;
+            case DW_OP_abs: NEED(1); if ((int64_t)st[sp - 1] < 0) st[sp - 1] = -st[sp - 1]; break;
+            case DW_OP_plus: BINOP(a + b); break;
+            case DW_OP_minus: BINOP(a - b); break;
+            case DW_OP_mul: BINOP(a * b); break;
+            case DW_OP_and: BINOP(a & b); break;
+            case DW_OP_or: BINOP(a | b); break;
+            case DW_OP_xor: BINOP(a ^ b); break;
+            case DW_OP_shl: BINOP(b < 64 ? a << b : 0); break;
+            case DW_OP_shr: BINOP(b < 64 ? a >> b : 0); break;
+            case DW_OP_shra: BINOP(b < 64 ? (uint64_t)((int64_t)a >> b) : ((int64_t)a < 0 ? ~0ULL : 0)); break;
+            case DW_OP_eq: BINOP(a == b); break;
+            case DW_OP_ne: BINOP(a != b); break;
+            case DW_OP_lt: BINOP((int64_t)a < (int64_t)b); break;
+            case DW_OP_gt: BINOP((int64_t)a > (int64_t)b); break;
+            case DW_OP_le: BINOP((int64_t)a <= (int64_t)b); break;
+            case DW_OP_ge: BINOP((int64_t)a >= (int64_t)b); break;
+            case DW_OP_nop: break;
+            case DW_OP_skip: case DW_OP_bra: {
+                if (a == DW_OP_bra) {
+                    NEED(1);
+                    if (!st[--sp])
+                        break;
+                }
+                /* The target is relative to the end of this 3-byte op. */
+                i = op_at(e, op->offset + 3 + (uint64_t)(int64_t)(int16_t)op->n1);
+                if (i < 0)
+                    return UNWIND_BAD_FRAME;
+                break;
+            }
+            default:
+                return UNWIND_BAD_FRAME;
+            }
+        }
+    }
+#undef NEED
+#undef PUSH
+#undef BINOP
+    if (sp < 1)
+        return UNWIND_BAD_FRAME;
+    *out = st[sp - 1];
+    return UNWIND_ROOT;
+}
+
+/* Registers of the caller of the current frame, by an ELF rule.  Only a
+ * missing return address or CFA is fatal: other registers just become
+ * unknown, which matters only if a caller's CFA needs them. */
+static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const struct cfi_rule *rule)
+{
+    uint64_t cfa, nr[CFI_NREGS];
+    uint32_t nvalid = 0;
+    enum unwind_stop rc;
+    if (rule->cfa_reg == CFI_CFA_EXPR) {
+        if ((rc = eval(w, cfi__expr(c, rule->cfa_off), NULL, &cfa)) != UNWIND_ROOT)
+            return rc;
+    } else {
+        if (!reg_known(w, rule->cfa_reg))
+            return UNWIND_BAD_FRAME;
+        cfa = w->r[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_off;
+    }
+    for (int i = 0; i < CFI_NREGS; i++) {
+        const struct cfi_reg_rule *rr = &rule->regs[i];
+        uint64_t addr = cfa + (uint64_t)(int64_t)rr->off;
+        rc = UNWIND_ROOT;
+        switch (rr->how) {
+        case CFI_SAME:
+            /* x86-64: the caller's sp is the CFA unless CFI says otherwise. */
+            nr[i] = i == CFI_REG_RSP ? cfa : w->r[i];
+            if (i == CFI_REG_RSP || reg_known(w, (uint64_t)i))
+                nvalid |= 1u << i;
+            continue;
+        case CFI_UNDEF:
+            continue;
+        case CFI_AT_CFA:
+            rc = read_mem(w, addr, 8, &nr[i]);
+            break;
+        case CFI_VAL_CFA:
+            nr[i] = addr;
+            break;
+        case CFI_IN_REG:
+            if (!reg_known(w, rr->reg))
+                continue;
+            nr[i] = w->r[rr->reg];
+            break;
+        case CFI_AT_EXPR:
+            if ((rc = eval(w, cfi__expr(c, rr->off), &cfa, &addr)) == UNWIND_ROOT)
+                rc = read_mem(w, addr, 8, &nr[i]);
+            break;
+        case CFI_VAL_EXPR:
+            rc = eval(w, cfi__expr(c, rr->off), &cfa, &nr[i]);
+            break;
+        }
+        if (rc == UNWIND_ROOT)
+            nvalid |= 1u << i;
+        else if (i == CFI_REG_RA)
+            return rc;
+    }
+    memcpy(w->r, nr, sizeof(nr));
+    w->valid = nvalid;
+    return UNWIND_ROOT;
+}
+
+/* The caller of a trampoline frame: the CFA is sp + cfa_off, the return
+ * address sits just under it, and rbp under that if the frame saved it. */
+static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_saved)
+{
+    uint64_t cfa = w->r[CFI_REG_RSP] + cfa_off, ra, rbp = 0;
+    enum unwind_stop rc = read_mem(w, cfa - 8, 8, &ra);
+    if (rc == UNWIND_ROOT && rbp_saved)
+        rc = read_mem(w, cfa - 16, 8, &rbp);
+    if (rc != UNWIND_ROOT)
+        return rc;
+    w->r[CFI_REG_RA] = ra;
+    w->r[CFI_REG_RSP] = cfa;
+    if (rbp_saved) {
+        w->r[CFI_REG_RBP] = rbp;
+        w->valid |= 1u << CFI_REG_RBP;
+    }
+    return UNWIND_ROOT;
+}
+
+/* One frame up from pc (looked up at `at`).  *signal is set when the
+ * caller's pc is exact rather than a return address. */
+static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
+{
+    struct unwind_map m;
+    *signal = 0;
+    if (w->lookup(w->ctx, at, &m) != 0)
+        return UNWIND_NO_MAP;
+    switch (m.kind) {
+    case UNWIND_MAP_ELF: {
+        struct cfi *c = dso_cfi(w->u, &m);
+        const struct cfi_rule *rule = c ? cfi__rule(c, at - m.start + m.pgoff) : NULL;
+        if (!rule)
+            return UNWIND_NO_CFI;
+        *signal = rule->signal;
+        return step_cfi(w, c, rule);
+    }
+    case UNWIND_MAP_PYPERFMAP: {
+        struct pyperfmap_unwind_rule r = pyperfmap_trampoline_rule((unsigned)(at - m.start));
+        return step_tramp(w, r.cfa_sp_offset, r.fp_saved);
+    }
+    case UNWIND_MAP_CPYTHON_PERF: {
+        uint64_t off = at - m.start;
+        return step_tramp(w, off >= CPYTHON_TRAMP_SUB_END && off < CPYTHON_TRAMP_RET ? 16 : 8, 0);
+    }
+    }
+    return UNWIND_NO_MAP;
+}
+
+static int load_regs(struct walk *w, const struct unwind_user *user)
+{
+    if (user->abi == PERF_ABI_NONE || !user->regs)
+        return -1;
+    unsigned k = 0;
+    for (unsigned i = 0; i < 64; i++) {
+        if (!(user->mask >> i & 1))
+            continue;
+        uint64_t v = user->regs[k++];
+        if (i < sizeof(perf_to_dwarf) && perf_to_dwarf[i] >= 0) {
+            w->r[perf_to_dwarf[i]] = v;
+            w->valid |= 1u << perf_to_dwarf[i];
+        }
+    }
+    uint32_t need = 1u << CFI_REG_RSP | 1u << CFI_REG_RA;
+    return (w->valid & need) == need ? 0 : -1;
+}
+
+enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_user *user,
+                                    unwind_lookup_fn lookup, void *ctx,
+                                    uint64_t *ips, unsigned max, unsigned *n)
+{
+    struct walk w = {.u = u, .lookup = lookup, .ctx = ctx, .stack = user->stack,
+                     .size = user->stack ? user->stack_size : 0};
+    *n = 0;
+    if (load_regs(&w, user) != 0)
+        return UNWIND_NO_REGS;
+    w.lo = w.r[CFI_REG_RSP];
+    int exact = 1;  /* frame 0's pc is where it stopped, not after a call */
+    for (;;) {
+        uint64_t pc = w.r[CFI_REG_RA], sp = w.r[CFI_REG_RSP];
+        if (*n == max)
+            return UNWIND_DEPTH;
+        ips[(*n)++] = pc;
+        int signal;
+        enum unwind_stop rc = step(&w, exact ? pc : pc - 1, &signal);
+        if (rc != UNWIND_ROOT)
+            return rc;
+        if (!(w.valid >> CFI_REG_RA & 1) || w.r[CFI_REG_RA] == 0)
+            return UNWIND_ROOT;
+        /* Each caller's frame is above its callee's; a signal frame may
+         * switch stacks, but then the next real frame must climb again. */
+        if (!(w.valid >> CFI_REG_RSP & 1) || (!signal && w.r[CFI_REG_RSP] <= sp))
+            return UNWIND_BAD_FRAME;
+        exact = signal;
+    }
+}
