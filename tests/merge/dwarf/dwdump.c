@@ -58,11 +58,13 @@ int main(int argc, char **argv)
     uint64_t st = attr->sample_type, nregs = (uint64_t)__builtin_popcountll(attr->sample_regs_user);
     struct unwind_dwarf *u = unwind_dwarf__new();
     uint64_t ips[1024];
+    /* Records are not in time order: take all mappings first. */
+    for (int pass = 0; pass < 2; pass++)
     for (uint64_t p = h[5]; p < h[5] + h[6];) {
         struct perf_event_header *e = (struct perf_event_header *)(buf + p);
         uint8_t *b = (uint8_t *)(e + 1);
         p += e->size;
-        if (e->type == PERF_RECORD_MMAP2) {
+        if (e->type == PERF_RECORD_MMAP2 && pass == 0) {
             maps = realloc(maps, (nmaps + 1) * sizeof(*maps));
             uint64_t *q = (uint64_t *)(b + 8);
             char *path = (char *)(b + 8 + 24 + 24 + 8);
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
                 globfree(&g);
             continue;
         }
-        if (e->type != PERF_RECORD_SAMPLE)
+        if (e->type != PERF_RECORD_SAMPLE || pass == 0)
             continue;
         uint64_t *q = (uint64_t *)b, t = 0, nk = 0;
         uint32_t pid = 0, tid = 0;

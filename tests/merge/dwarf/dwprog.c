@@ -45,9 +45,11 @@ __attribute__((noinline)) static unsigned long deep_leaf(unsigned long n)
 
 __attribute__((noinline)) static unsigned long deep(int d, unsigned long n)
 {
+    /* Used after the call, so the recursion cannot become a loop. */
+    volatile int keep = d;
     if (d == 0)
         return deep_leaf(n) + 1;
-    return deep(d - 1, n + 1) * 7 + 1;
+    return deep(d - 1, n + 1) * 7 + (unsigned long)keep;
 }
 
 __attribute__((noinline)) static unsigned long phase_deep(void)
