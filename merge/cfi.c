@@ -39,6 +39,7 @@ struct cfi {
     Dwarf_CFI *debug;       /* owned by dwarf */
     struct load *loads;
     size_t nloads;
+    uint64_t entry;         /* e_entry: where the kernel starts the program */
 
     struct addr_slot *addrs;    /* open addressing, power-of-two size */
     size_t addr_cap, addr_used;
@@ -114,11 +115,13 @@ struct cfi *cfi__new(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an ELF file", path);
         goto fail;
     }
+    GElf_Ehdr eh;
     c->image = (const uint8_t *)elf_rawfile(c->elf, &c->image_size);
-    if (!c->image || read_loads(c) != 0) {
+    if (!c->image || !gelf_getehdr(c->elf, &eh) || read_loads(c) != 0) {
         snprintf(err, errlen, "%s: bad ELF file: %s", path, elf_errmsg(-1));
         goto fail;
     }
+    c->entry = eh.e_entry;
     /* Either may be missing; a file with neither just has no rules. */
     c->eh = dwarf_getcfi_elf(c->elf);
     c->dwarf = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
@@ -392,4 +395,10 @@ int cfi__read(const struct cfi *c, uint64_t off, void *buf, size_t len)
         return -1;
     memcpy(buf, c->image + off, len);
     return 0;
+}
+
+int cfi__is_entry(const struct cfi *c, uint64_t off)
+{
+    uint64_t vaddr;
+    return c->entry && to_vaddr(c, off, &vaddr) == 0 && vaddr - c->entry < CFI_ENTRY_STUB;
 }

@@ -84,6 +84,15 @@ const struct cfi_rule *cfi__rule(struct cfi *cfi, uint64_t off);
 struct cfi_expr cfi__expr(const struct cfi *cfi, int32_t idx);
 
 /*
+ * Whether file offset OFF is in the first CFI_ENTRY_STUB bytes of the
+ * file's entry point.  The kernel jumps there with nothing to return to,
+ * so it is the outermost frame even without CFI saying so (ld.so's _start
+ * has none).
+ */
+#define CFI_ENTRY_STUB 32
+int cfi__is_entry(const struct cfi *cfi, uint64_t off);
+
+/*
  * Copy LEN bytes of the file image at file offset OFF into BUF, as the
  * loader would have mapped them.  Returns 0, or -1 when the range is not
  * in the file.

@@ -386,7 +386,12 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
     switch (m.kind) {
     case UNWIND_MAP_ELF: {
         struct cfi *c = dso_cfi(w->u, &m);
-        const struct cfi_rule *rule = c ? cfi__rule(c, at - m.start + m.pgoff) : NULL;
+        uint64_t off = at - m.start + m.pgoff;
+        const struct cfi_rule *rule = c ? cfi__rule(c, off) : NULL;
+        if (!rule && c && cfi__is_entry(c, off)) {
+            w->valid &= ~(1u << CFI_REG_RA);    /* nothing called it */
+            return UNWIND_ROOT;
+        }
         if (!rule)
             return UNWIND_NO_CFI;
         *signal = rule->signal;

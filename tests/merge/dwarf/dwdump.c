@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "unwind_dwarf.h"
+#include "trampoline.h"
 
 #include <glob.h>
 #include <linux/perf_event.h>
@@ -19,9 +20,51 @@ struct map { uint32_t pid; uint64_t start, end, pgoff; char *path; };
 static struct map *maps;
 static size_t nmaps;
 
+/* The perf map of the one Python process a test records (/tmp/perf-PID.map). */
+struct sym { uint64_t start, size; char name[256]; };
+static struct sym *syms;
+static size_t nsyms;
+static uint32_t syms_pid;
+
+static void load_perf_map(uint32_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+    FILE *f = fopen(path, "r");
+    syms_pid = pid;
+    while (f && fgets(line, sizeof(line), f)) {
+        struct sym s;
+        if (sscanf(line, "%lx %lx %255[^\n]", &s.start, &s.size, s.name) != 3)
+            break;
+        syms = realloc(syms, (nsyms + 1) * sizeof(*syms));
+        syms[nsyms++] = s;
+    }
+    if (f)
+        fclose(f);
+}
+
+static const struct sym *perf_sym(uint32_t pid, uint64_t addr)
+{
+    if (pid != syms_pid)
+        load_perf_map(pid);
+    for (size_t i = nsyms; i-- > 0;)
+        if (addr - syms[i].start < syms[i].size)
+            return &syms[i];
+    return NULL;
+}
+
 static int lookup(void *ctx, uint64_t addr, struct unwind_map *m)
 {
     uint32_t pid = *(uint32_t *)ctx;
+    const struct sym *s = perf_sym(pid, addr);
+    if (s && !strncmp(s->name, "py::", 4)) {
+        const struct sym *arena = perf_sym(pid, addr & ~(uint64_t)(PYPERFMAP_ARENA_SIZE - 1));
+        int ours = arena && !strcmp(arena->name, PYPERFMAP_ARENA_SYMBOL);
+        uint64_t start = ours ? addr & ~(uint64_t)(PYPERFMAP_TRAMPOLINE_SIZE - 1) : s->start;
+        *m = (struct unwind_map){ours ? UNWIND_MAP_PYPERFMAP : UNWIND_MAP_CPYTHON_PERF,
+                                 start, s->start + s->size, 0, NULL, NULL};
+        return 0;
+    }
     for (size_t i = nmaps; i-- > 0;)
         if (maps[i].pid == pid && addr >= maps[i].start && addr < maps[i].end) {
             if (maps[i].path[0] != '/')
@@ -102,6 +145,11 @@ int main(int argc, char **argv)
         printf("S %u %llu %s %u\n", tid, (unsigned long long)t, unwind_stop__name(stop), n);
         for (unsigned i = 0; i < n; i++) {
             uint64_t off = 0;
+            const struct sym *sym = perf_sym(pid, ips[i]);
+            if (sym) {
+                printf("P %s\n", sym->name);
+                continue;
+            }
             const char *path = path_of(pid, ips[i], &off);
             printf("F %s %llx\n", path ? path : "?", (unsigned long long)(path ? off : ips[i]));
         }
