@@ -17,8 +17,9 @@ USAGE = "usage: python -m pyperfmap [-m module | script.py] [args...]\n"
 
 def _user_traceback(tb):
     """Drops the frames of this launcher and of runpy from a traceback."""
-    skip = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in skip:
+    ours = globals()
+    while tb is not None and (tb.tb_frame.f_globals is ours
+                              or tb.tb_frame.f_globals.get("__name__") == "runpy"):
         tb = tb.tb_next
     return tb
 
@@ -51,7 +52,8 @@ def main(argv):
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as e:
-        sys.excepthook(type(e), e, _user_traceback(e.__traceback__))
+        tb = _user_traceback(e.__traceback__)
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
         return 1
     return 0
 
