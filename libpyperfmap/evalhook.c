@@ -34,6 +34,7 @@
 #if V38
 typedef PyFrameObject frame_t;
 #  define HOOK_PARAMS frame_t *frame, int throwflag
+#  define HOOK_ARGS frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(frame, throwflag)
 #  define CALL_TRAMPOLINE(t) \
     ((PyObject *(*)(frame_t *, int, void *, void *))(t))(frame, throwflag, NULL, (void *)_PyEval_EvalFrameDefault)
@@ -45,6 +46,7 @@ typedef struct _PyInterpreterFrame frame_t;
 typedef PyFrameObject frame_t;
 #  endif
 #  define HOOK_PARAMS PyThreadState *ts, frame_t *frame, int throwflag
+#  define HOOK_ARGS ts, frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(ts, frame, throwflag)
 #  define CALL_TRAMPOLINE(t) \
     ((PyObject *(*)(PyThreadState *, frame_t *, int, void *))(t))(ts, frame, throwflag, (void *)_PyEval_EvalFrameDefault)
@@ -206,29 +208,46 @@ static void *new_trampoline(PyObject *code)
 
 /* ---- the hooks ---------------------------------------------------------- */
 
-/* Named for pymerge, which removes it from mixed stacks as plumbing. */
+/* The first call of a code object while enabled: make its trampoline, or
+ * run the frame unprofiled if that fails.  Kept out of line so that the
+ * hook itself needs no stack frame and tail-calls the trampoline. */
+__attribute__((noinline, cold)) static PyObject *first_call(HOOK_PARAMS)
+{
+    PyObject *code = FRAME_CODE(frame);
+    void *t;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *raised = PyErr_GetRaisedException();
+    t = new_trampoline(code);
+    PyErr_Clear();
+    PyErr_SetRaisedException(raised);
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    t = new_trampoline(code);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+#endif
+    if (t == NULL)
+        return EVAL_DEFAULT(frame);
+    return CALL_TRAMPOLINE(t);
+}
+
+/* The hot path of every Python call while enabled.  Named for pymerge,
+ * which removes it from mixed stacks as interpreter plumbing. */
 static PyObject *pyperfmap_eval(HOOK_PARAMS)
 {
     PyObject *code = FRAME_CODE(frame);
-    if (code == NULL || !PyCode_Check(code))
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!PyCode_Check(code))  /* the interpreter's shim frames */
         return EVAL_DEFAULT(frame);
-    void *t = slot_get(code);
-    if (t == NULL || PENDING(t)) {
-#if PY_VERSION_HEX >= 0x030C0000
-        PyObject *raised = PyErr_GetRaisedException();
-        t = new_trampoline(code);
-        PyErr_Clear();
-        PyErr_SetRaisedException(raised);
-#else
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        t = new_trampoline(code);
-        PyErr_Clear();
-        PyErr_Restore(et, ev, tb);
 #endif
-        if (t == NULL)
-            return EVAL_DEFAULT(frame);
-    }
+    void *t = slot_get(code);
+#if V311
+    if (__builtin_expect(t == NULL, 0))
+#else
+    if (__builtin_expect(t == NULL || PENDING(t), 0))
+#endif
+        return first_call(HOOK_ARGS);
     return CALL_TRAMPOLINE(t);
 }
 

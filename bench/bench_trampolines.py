@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Overhead of pyperfmap's trampolines, per installed CPython.
+
+For each interpreter, prints the CPU-time ratio of a workload run with a
+hook against the same workload run plain:
+  noop       a PEP 523 hook that only calls the default evaluator: the floor
+             that any eval-frame hook pays (3.11+ leave their inlined calls)
+  pyperfmap  pyperfmap.enable()
+  -X perf    CPython's own perf trampolines (3.12+), measured in the same run
+Workloads: "calls" (recursive fib, method calls, generators) and "mix"
+(json, re, hashlib).  Modes are interleaved in rounds and each figure is the
+median over rounds of the best repetition, so drift hits every mode alike.
+
+usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [PYTHON...]
+"""
+import argparse
+import glob
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOADS = os.path.join(HERE, "trampoline_workloads.py")
+
+
+def measure(py, mode, workload, env, repeat):
+    args = [py] + (["-X", "perf"] if mode == "xperf" else []) + [WORKLOADS, mode, workload, str(repeat)]
+    out = subprocess.run(args, env=env, check=True, stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    return min(float(x) for x in out.split())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("pythons", nargs="*")
+    a = ap.parse_args()
+    pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]*[0-9]"),
+                                  key=lambda p: int(p.rsplit(".", 1)[1]))
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(a.build), "libpyperfmap"))
+    print("| CPython | workload | noop hook | pyperfmap | -X perf | pyperfmap / noop | pyperfmap / -X perf |")
+    print("|---|---|---|---|---|---|---|")
+    for py in pythons:
+        ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+        if tuple(map(int, ver.split("."))) < (3, 8):
+            continue
+        modes = ["off", "noop", "pyperfmap"] + (["xperf"] if ver >= "3.12" and len(ver) > 3 else [])
+        for wl in ("calls", "mix"):
+            times = {m: [] for m in modes}
+            for _ in range(a.rounds):
+                for m in modes:
+                    times[m].append(measure(py, m, wl, env, a.repeat))
+            base = statistics.median(times["off"])
+            r = {m: statistics.median(times[m]) / base for m in modes}
+            xp = r.get("xperf")
+            print("| %s | %s | %.3fx | %.3fx | %s | %.3f | %s |" % (
+                ver, wl, r["noop"], r["pyperfmap"], "%.3fx" % xp if xp else "n/a",
+                r["pyperfmap"] / r["noop"], "%.3f" % (r["pyperfmap"] / xp) if xp else "n/a"))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
