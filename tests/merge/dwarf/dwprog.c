@@ -3,6 +3,7 @@
  *   main -> phase_sys -> lib_syscalls -> write             (kernel under it)
  *   main -> phase_deep -> deep x DEPTH -> deep_leaf        (recursion)
  *   main -> phase_cb -> lib_callback -> cb_spin            (back into the exe)
+ *   main -> phase_plt -> lib_tiny@plt, lib_tiny             (PLT stubs)
  *   thread_main -> phase_lib -> lib_outer -> lib_inner     (a thread: clone root)
  * Each phase runs for a fixed CPU time per round, so every chain is sampled. */
 #define _POSIX_C_SOURCE 200809L
@@ -70,6 +71,14 @@ __attribute__((noinline)) static unsigned long phase_cb(void)
     return lib_callback(cb_spin, 5) + 1;
 }
 
+__attribute__((noinline)) static unsigned long phase_plt(void)
+{
+    unsigned long x = 0;
+    for (int i = 0; i < 100000; i++)
+        x = lib_tiny(x);
+    return x;
+}
+
 static double seconds;
 
 static void *thread_main(void *arg)
@@ -89,7 +98,7 @@ int main(int argc, char **argv)
     if (fd < 0 || pthread_create(&t, NULL, thread_main, NULL) != 0)
         return 1;
     for (int round = 0; round < 20; round++) {
-        double slice = seconds / 80, end;
+        double slice = seconds / 100, end;
         for (end = cpu_now() + slice; cpu_now() < end;)
             sink += phase_lib();
         for (end = cpu_now() + slice; cpu_now() < end;)
@@ -98,6 +107,8 @@ int main(int argc, char **argv)
             sink += phase_deep();
         for (end = cpu_now() + slice; cpu_now() < end;)
             sink += phase_cb();
+        for (end = cpu_now() + slice; cpu_now() < end;)
+            sink += phase_plt();
     }
     pthread_join(t, NULL);
     printf("%lu\n", sink);

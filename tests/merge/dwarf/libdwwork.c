@@ -38,3 +38,10 @@ __attribute__((noinline)) unsigned long lib_callback(unsigned long (*fn)(unsigne
 {
     return fn(n) + 1;
 }
+
+/* Tiny, so a loop calling it through the PLT spends a good share of its
+ * time in the PLT stub, whose CFI is a DWARF expression. */
+__attribute__((noinline)) unsigned long lib_tiny(unsigned long n)
+{
+    return n * 3 + 1;
+}
