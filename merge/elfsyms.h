@@ -1,0 +1,44 @@
+/*
+ * elfsyms.h - the function symbols of one ELF file, found the way perf
+ * finds them: a separate debug file (debuglink, /usr/lib/debug/.build-id)
+ * first, then the file's own .symtab, then .dynsym; PLT entries as
+ * name@plt.  The file's build id is checked against the one recorded, and
+ * perf's build-id cache (~/.debug) supplies the recorded binary when the
+ * file on disk has been rebuilt since.
+ */
+#ifndef PYMERGE_ELFSYMS_H
+#define PYMERGE_ELFSYMS_H
+
+#include "intern.h"
+#include "symtab.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_load {               /* one PT_LOAD: file offsets -> addresses */
+    uint64_t offset, filesz, vaddr;
+};
+
+struct elf_image {
+    struct symtab syms;         /* addresses are the ELF's virtual addresses */
+    struct elf_load *loads;
+    size_t n_loads;
+};
+
+/*
+ * Load the symbols of `path`.  want/want_size: the build id recorded for
+ * it (want_size 0: no check).  Returns 0, or -1 with the reason in why.
+ * Names are interned in `names`.
+ */
+int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
+                    uint8_t want_size, struct intern *names, char *why, size_t whylen);
+/* The same for the vdso: this process's own if its build id matches, else
+ * perf's cached copy. */
+int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
+                         struct intern *names, char *why, size_t whylen);
+void elf_image__exit(struct elf_image *img);
+
+/* The virtual address at file offset off; 0 if no PT_LOAD holds it. */
+int elf_image__vaddr(const struct elf_image *img, uint64_t off, uint64_t *vaddr);
+
+#endif

@@ -1,0 +1,67 @@
+/* idmap.c - open-addressing u64 -> pointer map. */
+#include "idmap.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+void idmap__init(struct idmap *m)
+{
+    m->n = 0;
+    m->n_slots = 64;
+    m->keys = xcalloc(m->n_slots, sizeof(*m->keys));
+    m->vals = xcalloc(m->n_slots, sizeof(*m->vals));
+}
+
+void idmap__exit(struct idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+}
+
+static size_t slot(const struct idmap *m, uint64_t key)
+{
+    size_t i = hash_u64(key) & (m->n_slots - 1);
+    while (m->vals[i] && m->keys[i] != key)
+        i = (i + 1) & (m->n_slots - 1);
+    return i;
+}
+
+void *idmap__get(const struct idmap *m, uint64_t key)
+{
+    return m->vals[slot(m, key)];
+}
+
+void *idmap__put(struct idmap *m, uint64_t key, void *val)
+{
+    size_t i = slot(m, key);
+    void *old = m->vals[i];
+    m->keys[i] = key;
+    m->vals[i] = val;
+    if (old)
+        return old;
+    if (++m->n * 2 > m->n_slots) {
+        struct idmap big = {xcalloc(m->n_slots * 2, sizeof(uint64_t)),
+                            xcalloc(m->n_slots * 2, sizeof(void *)), m->n, m->n_slots * 2};
+        for (size_t j = 0; j < m->n_slots; j++)
+            if (m->vals[j]) {
+                size_t k = slot(&big, m->keys[j]);
+                big.keys[k] = m->keys[j];
+                big.vals[k] = m->vals[j];
+            }
+        idmap__exit(m);
+        *m = big;
+    }
+    return NULL;
+}
+
+int idmap__next(const struct idmap *m, size_t *i, void **val)
+{
+    for (; *i < m->n_slots; (*i)++)
+        if (m->vals[*i]) {
+            *val = m->vals[(*i)++];
+            return 1;
+        }
+    return 0;
+}

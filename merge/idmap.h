@@ -1,0 +1,26 @@
+/*
+ * idmap.h - a hash map from 64-bit keys (pids, tids, interned ids) to
+ * pointers.  Open addressing; entries are never removed, only replaced,
+ * which is all the session needs (pid reuse replaces the value).
+ */
+#ifndef PYMERGE_IDMAP_H
+#define PYMERGE_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct idmap {
+    uint64_t *keys;
+    void **vals;            /* NULL = empty slot */
+    size_t n, n_slots;
+};
+
+void idmap__init(struct idmap *m);
+void idmap__exit(struct idmap *m);
+void *idmap__get(const struct idmap *m, uint64_t key);
+/* Set key to val (val must not be NULL); returns the previous value. */
+void *idmap__put(struct idmap *m, uint64_t key, void *val);
+/* Iterate: for (i = 0; idmap__next(m, &i, &val);) */
+int idmap__next(const struct idmap *m, size_t *i, void **val);
+
+#endif

@@ -1,0 +1,115 @@
+/* intern.c - open-addressing string set over chunked storage. */
+#include "intern.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Strings live in blocks that never move, so returned pointers stay valid
+ * while the table grows. */
+#define BLOCK (256 * 1024)
+
+struct entry {
+    const char *s;
+    u64 hash;
+    u32 len;
+};
+
+struct intern {
+    char **blocks;
+    size_t n_blocks, cap_blocks;
+    char *cur;                  /* the block being filled */
+    size_t left;                /* bytes left in it */
+    struct entry *ents;         /* id -> entry */
+    size_t n, cap;
+    u32 *slots;                 /* id + 1, 0 = empty */
+    size_t n_slots;
+};
+
+struct intern *intern__new(void)
+{
+    struct intern *in = xcalloc(1, sizeof(*in));
+    in->n_slots = 1024;
+    in->slots = xcalloc(in->n_slots, sizeof(*in->slots));
+    return in;
+}
+
+void intern__delete(struct intern *in)
+{
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->n_blocks; i++)
+        free(in->blocks[i]);
+    free(in->blocks);
+    free(in->ents);
+    free(in->slots);
+    free(in);
+}
+
+static char *new_block(struct intern *in, size_t size)
+{
+    GROW(in->blocks, in->cap_blocks, in->n_blocks + 1);
+    return in->blocks[in->n_blocks++] = xmalloc(size);
+}
+
+static const char *store(struct intern *in, const char *s, size_t len)
+{
+    char *dst;
+    if (len + 1 > BLOCK / 4) {          /* a long string gets its own block */
+        dst = new_block(in, len + 1);
+    } else {
+        if (in->left < len + 1) {
+            in->cur = new_block(in, BLOCK);
+            in->left = BLOCK;
+        }
+        dst = in->cur + (BLOCK - in->left);
+        in->left -= len + 1;
+    }
+    memcpy(dst, s, len);
+    dst[len] = 0;
+    return dst;
+}
+
+static void rehash(struct intern *in)
+{
+    size_t n_slots = in->n_slots * 2;
+    u32 *slots = xcalloc(n_slots, sizeof(*slots));
+    for (size_t id = 0; id < in->n; id++) {
+        size_t i = in->ents[id].hash & (n_slots - 1);
+        while (slots[i])
+            i = (i + 1) & (n_slots - 1);
+        slots[i] = (u32)id + 1;
+    }
+    free(in->slots);
+    in->slots = slots;
+    in->n_slots = n_slots;
+}
+
+u32 intern__id(struct intern *in, const char *s, size_t len)
+{
+    u64 h = hash_bytes(s, len);
+    size_t i = h & (in->n_slots - 1);
+
+    for (; in->slots[i]; i = (i + 1) & (in->n_slots - 1)) {
+        const struct entry *e = &in->ents[in->slots[i] - 1];
+        if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
+            return in->slots[i] - 1;
+    }
+    GROW(in->ents, in->cap, in->n + 1);
+    u32 id = (u32)in->n++;
+    in->ents[id] = (struct entry){store(in, s, len), h, (u32)len};
+    in->slots[i] = id + 1;
+    if (in->n * 2 > in->n_slots)
+        rehash(in);
+    return id;
+}
+
+const char *intern__str(const struct intern *in, u32 id)
+{
+    return in->ents[id].s;
+}
+
+u32 intern__count(const struct intern *in)
+{
+    return (u32)in->n;
+}

@@ -1,0 +1,15 @@
+/* kallsyms.h - kernel symbols from /proc/kallsyms or a saved copy. */
+#ifndef PYMERGE_KALLSYMS_H
+#define PYMERGE_KALLSYMS_H
+
+#include "intern.h"
+#include "symtab.h"
+
+/*
+ * Load the text and data symbols perf would load (types T, W, D, B) from
+ * path into t.  Returns 0, or -1 with errno.  *hidden is set when every
+ * address reads as zero, as kptr_restrict makes them for this user.
+ */
+int kallsyms__load(struct symtab *t, const char *path, struct intern *names, int *hidden);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * perfdata.h - perf.data bytes in, typed records out, in time order.
+ *
+ * The reader understands file mode and pipe mode, the attr and feature
+ * sections (event names, build ids), sample_id_all, compressed records and
+ * the FINISHED_ROUND protocol.  It hands out one event at a time in the
+ * order perf itself would deliver them; everything pointed to by an event
+ * stays valid until the next call to perf_reader__next().
+ *
+ * Record layouts come from <linux/perf_event.h>; the file framing follows
+ * tools/perf/Documentation/perf.data-file-format.txt.
+ */
+#ifndef PYMERGE_PERFDATA_H
+#define PYMERGE_PERFDATA_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pd_attr {
+    struct perf_event_attr attr;    /* zero-extended copy */
+    char *name;                     /* "cpu-clock", from EVENT_DESC or derived */
+    uint64_t *ids;
+    size_t n_ids;
+};
+
+/*
+ * One sample.  REGS_USER and STACK_USER are carried for DWARF unwinding:
+ * regs[i] is the register whose bit is the i-th set bit of regs_mask;
+ * stack[0..stack_dyn_size) are the valid bytes copied from the user stack
+ * pointer upwards.
+ */
+struct pd_sample {
+    const struct pd_attr *attr;     /* valid while the event is */
+    unsigned attr_idx;              /* stable: index for perf_reader__attr */
+    uint64_t ip, time, period, id;
+    uint32_t pid, tid, cpu;
+    uint64_t nr;                    /* callchain entries, incl. context markers */
+    const uint64_t *ips;
+    uint64_t regs_abi;              /* PERF_SAMPLE_REGS_ABI_*; 0: no regs */
+    uint64_t regs_mask;
+    const uint64_t *regs;
+    unsigned n_regs;
+    const uint8_t *stack;
+    uint64_t stack_size, stack_dyn_size;
+};
+
+struct pd_mmap {
+    uint32_t pid, tid;
+    uint64_t start, len, pgoff;
+    uint32_t prot, flags;           /* MMAP2 only; MMAP reports PROT_EXEC */
+    const char *filename;
+    uint8_t build_id[20];
+    uint8_t build_id_size;          /* 0: the record carried none */
+};
+
+struct pd_comm {
+    uint32_t pid, tid;
+    const char *comm;
+    int exec;                       /* the comm change came from exec() */
+};
+
+struct pd_task {                    /* FORK and EXIT */
+    uint32_t pid, ppid, tid, ptid;
+};
+
+enum pd_type { PD_SAMPLE = 1, PD_MMAP, PD_COMM, PD_FORK, PD_EXIT };
+
+struct pd_event {
+    enum pd_type type;
+    uint16_t misc;                  /* header.misc: cpumode and flags */
+    uint64_t time;                  /* 0 if the record carries none */
+    uint64_t offset;                /* where the record starts in the input */
+    union {
+        struct pd_sample sample;
+        struct pd_mmap mmap;
+        struct pd_comm comm;
+        struct pd_task task;
+    } u;
+};
+
+/* One BUILD_ID entry: the build id perf saw for a file at record time. */
+struct pd_build_id {
+    char *filename;
+    uint8_t id[20];
+    uint8_t size;
+};
+
+struct perf_reader;
+
+/*
+ * Open PATH ("-" = standard input) and read its header, attrs and feature
+ * sections.  On failure returns NULL and writes "offset N: what is wrong"
+ * (or the system error) into err.
+ */
+struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen);
+void perf_reader__delete(struct perf_reader *r);   /* accepts NULL */
+
+/*
+ * The next event in delivery order: 1 and *ev filled, 0 at the end of the
+ * input, -1 on bad input (see perf_reader__error).  A missing tail is not
+ * an error: it returns 0 and perf_reader__truncated() says so.
+ */
+int perf_reader__next(struct perf_reader *r, struct pd_event *ev);
+const char *perf_reader__error(const struct perf_reader *r);
+int perf_reader__truncated(const struct perf_reader *r);
+
+size_t perf_reader__n_attrs(const struct perf_reader *r);
+const struct pd_attr *perf_reader__attr(const struct perf_reader *r, size_t i);
+size_t perf_reader__n_build_ids(const struct perf_reader *r);
+const struct pd_build_id *perf_reader__build_id(const struct perf_reader *r, size_t i);
+
+/* Counts for the -v summary. */
+uint64_t perf_reader__lost(const struct perf_reader *r);        /* lost samples */
+/* Progress: bytes consumed so far and in total (0 when unknown, e.g. a pipe). */
+void perf_reader__progress(const struct perf_reader *r, uint64_t *done, uint64_t *total);
+
+#endif

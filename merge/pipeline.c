@@ -1,0 +1,188 @@
+/* pipeline.c - wire the stages together for one input (see pipeline.h). */
+#include "pipeline.h"
+#include "out_folded.h"
+#include "perfdata.h"
+#include "session.h"
+#include "stacks.h"
+#include "symbols.h"
+#include "unwind.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct run {
+    const struct pipeline_opts *o;
+    struct perf_reader *r;
+    struct session *s;
+    struct symbols *sy;
+    struct stacks *st;
+    const char *event;          /* the event being folded, once known */
+    uint64_t samples, frames, unknown;
+    struct uframe uf[UNWIND_MAX_FRAMES];
+    uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
+};
+
+/* An event name matches with or without its modifiers ("cycles:u"). */
+static int event_matches(const char *name, const char *want)
+{
+    size_t n = strlen(want);
+    return strcmp(name, want) == 0 || (strncmp(name, want, n) == 0 && name[n] == ':');
+}
+
+static uint32_t root_frame(struct run *x, const struct thread *t)
+{
+    char buf[320];
+    int n = snprintf(buf, sizeof(buf), "%s", t->comm);
+    if (x->o->root == ROOT_PID)
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%u", t->pid);
+    else if (x->o->root == ROOT_TID)
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%u/%u", t->pid, t->tid);
+    for (char *c = buf; *c; c++)    /* as stackcollapse-perf.pl; ';' would split */
+        if (*c == ' ')
+            *c = '_';
+        else if (*c == ';')
+            *c = ':';
+    return symbols__named(x->sy, buf, FRAME_ROOT);
+}
+
+static void sample(struct run *x, const struct pd_event *ev)
+{
+    const struct pd_sample *s = &ev->u.sample;
+    const char *name = s->attr->name;
+
+    if (!x->event)                  /* stackcollapse-perf.pl: the first event seen */
+        x->event = xstrdup(name);
+    if (strcmp(name, x->event) != 0)
+        return;
+    struct thread *t = session__thread(x->s, s->pid, s->tid);
+    size_t n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
+    for (size_t i = 0; i < n; i++) {
+        const struct uframe *u = &x->uf[i];
+        x->ids[i] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
+                             : symbols__frame(x->sy, t->proc, u->addr, u->kernel, u->is_return);
+        x->unknown += symbols__get(x->sy, x->ids[i])->unknown;
+    }
+    x->frames += n;
+    x->samples++;
+    size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
+    /* stackcollapse-perf.pl counts a period of 0 (or none) as 1. */
+    uint64_t w = x->o->weight_samples || s->period == 0 ? 1 : s->period;
+    stacks__add(x->st, root_frame(x, t), x->kept, m, w);
+}
+
+static void progress(struct run *x, int done)
+{
+    static struct timespec last;
+    struct timespec now;
+    uint64_t at, total;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!done && now.tv_sec * 1000000000L + now.tv_nsec <
+                     last.tv_sec * 1000000000L + last.tv_nsec + 250000000L)
+        return;
+    last = now;
+    perf_reader__progress(x->r, &at, &total);
+    if (done)
+        fputs("\r\033[K", stderr);
+    else if (total)
+        fprintf(stderr, "\rpymerge: %3d%% (%" PRIu64 " samples)", (int)(100.0 * at / total),
+                x->samples);
+    else
+        fprintf(stderr, "\rpymerge: %" PRIu64 " MB read, %" PRIu64 " samples", at >> 20,
+                x->samples);
+}
+
+/* The directory holding path, or NULL for standard input. */
+static char *dir_of(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    char *d = xstrdup(path);
+    d[slash == path ? 1 : slash - path] = 0;
+    return d;
+}
+
+int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
+{
+    char err[400];
+    struct run *x = xcalloc(1, sizeof(*x));
+    struct pd_event ev;
+    int ret = 2, k;
+    int tty = isatty(2);
+    char *data_dir = dir_of(path);
+    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+    x->o = o;
+    x->r = perf_reader__open(path, err, sizeof(err));
+    if (!x->r) {
+        fprintf(stderr, "pymerge: %s: %s\n", shown, err);
+        goto out;
+    }
+    if (o->event) {
+        size_t i, n = perf_reader__n_attrs(x->r);
+        for (i = 0; i < n; i++)
+            if (event_matches(perf_reader__attr(x->r, i)->name, o->event))
+                break;
+        if (i == n) {
+            fprintf(stderr, "pymerge: %s: no event named %s; the file has:", shown, o->event);
+            for (i = 0; i < n; i++)
+                fprintf(stderr, " %s", perf_reader__attr(x->r, i)->name);
+            fputc('\n', stderr);
+            goto out;
+        }
+        x->event = xstrdup(perf_reader__attr(x->r, i)->name);
+    }
+    x->s = session__new();
+    for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
+        const struct pd_build_id *b = perf_reader__build_id(x->r, i);
+        session__add_build_id(x->s, b->filename, b->id, b->size);
+    }
+    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir};
+    x->sy = symbols__new(&so);
+    x->st = stacks__new();
+    uint64_t count = 0;
+    while ((k = perf_reader__next(x->r, &ev)) > 0) {
+        if (ev.type == PD_SAMPLE)
+            sample(x, &ev);
+        else
+            session__apply(x->s, &ev);
+        if (tty && (++count & 0xfff) == 0)
+            progress(x, 0);
+    }
+    if (tty && count > 0xfff)
+        progress(x, 1);
+    if (k < 0) {
+        fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
+        goto out;
+    }
+    struct folded_opts fo = {o->view.view != VIEW_NATIVE, o->annotate};
+    if (out_folded__write(out, x->st, x->sy, &fo) < 0) {
+        fprintf(stderr, "pymerge: write error\n");
+        goto out;
+    }
+    if (o->verbose)
+        fprintf(stderr, "pymerge: %" PRIu64 " samples (%s), %" PRIu64 " lost, %.1f%% of frames "
+                "unknown, %zu processes, %zu stacks%s\n", x->samples, x->event ? x->event : "-",
+                perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
+                session__n_processes(x->s), stacks__count(x->st),
+                perf_reader__truncated(x->r) ? ", input truncated" : "");
+    else if (perf_reader__lost(x->r))
+        fprintf(stderr, "pymerge: %s: %" PRIu64 " samples were lost while recording\n", shown,
+                perf_reader__lost(x->r));
+    ret = 0;
+out:
+    stacks__delete(x->st);
+    symbols__delete(x->sy);
+    session__delete(x->s);
+    perf_reader__delete(x->r);
+    free((char *)x->event);
+    free(data_dir);
+    free(x);
+    return ret;
+}

@@ -1,0 +1,411 @@
+/*
+ * symbols.c - resolve addresses to interned frames, with caches.
+ *
+ * Names follow perf: the symbol perf would pick (symtab.c), or for an
+ * address without a symbol the DSO's basename in brackets, as
+ * stackcollapse-perf.pl writes it.  Then stackcollapse-perf.pl's tidying:
+ * ';' becomes ':', argument lists are cut, quotes dropped.
+ */
+#include "symbols.h"
+#include "elfsyms.h"
+#include "idmap.h"
+#include "intern.h"
+#include "kallsyms.h"
+#include "perfmap.h"
+#include "util.h"
+#include "../libpyperfmap/trampoline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { UNLOADED, LOADED, FAILED };
+
+struct dso_syms {               /* per session dso id */
+    int state;
+    struct elf_image img;       /* DSO_FILE, DSO_VDSO */
+    struct symtab map;          /* DSO_PERFMAP */
+};
+
+struct cache_slot {             /* (dso, address) -> frame */
+    uint64_t addr;
+    uint32_t dso_plus1;         /* 0: empty slot */
+    uint32_t frame;
+};
+
+struct symbols {
+    struct symbols_opts opts;
+    struct intern *names;
+    struct frame *frames;
+    size_t n_frames, cap_frames;
+    struct idmap frame_by_key;  /* name id << 3 | kind -> frame id + 1 */
+    struct dso_syms *dsos;
+    size_t n_dsos;
+    struct symtab kernel;
+    int kernel_state, kernel_hidden;
+    struct cache_slot *cache;
+    size_t n_cache, cache_slots;
+    uint32_t unknown_user;      /* "[unknown]": an address outside every mapping */
+};
+
+struct symbols *symbols__new(const struct symbols_opts *opts)
+{
+    struct symbols *sy = xcalloc(1, sizeof(*sy));
+    sy->opts = *opts;
+    sy->names = intern__new();
+    idmap__init(&sy->frame_by_key);
+    sy->cache_slots = 1 << 14;
+    sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
+    sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);
+    sy->frames[sy->unknown_user].unknown = 1;
+    return sy;
+}
+
+void symbols__delete(struct symbols *sy)
+{
+    if (!sy)
+        return;
+    for (size_t i = 0; i < sy->n_dsos; i++) {
+        elf_image__exit(&sy->dsos[i].img);
+        symtab__exit(&sy->dsos[i].map);
+    }
+    free(sy->dsos);
+    symtab__exit(&sy->kernel);
+    free(sy->cache);
+    free(sy->frames);
+    idmap__exit(&sy->frame_by_key);
+    intern__delete(sy->names);
+    free(sy);
+}
+
+static const char *intern(struct symbols *sy, const char *s, size_t len)
+{
+    return intern__str(sy->names, intern__id(sy->names, s, len));
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* stackcollapse-perf.pl's tidy_generic, applied to one frame name. */
+static const char *tidy(struct symbols *sy, const char *in)
+{
+    size_t len = strlen(in);
+    char stack_buf[512];
+    char *buf = len < sizeof(stack_buf) ? stack_buf : xmalloc(len + 1);
+    size_t n = 0;
+
+    /* Go method names look like "net/http.(*Client).Do": keep those whole. */
+    const char *go = strstr(in, ".(");
+    int is_go = go && strstr(go + 2, ").") != NULL;
+    for (size_t i = 0; i < len; i++) {
+        char c = in[i];
+        if (c == '(' && !is_go && strncmp(in + i + 1, "anonymous namespace)", 20) != 0)
+            break;              /* the argument list is noise */
+        if (c == '"' || c == '\'')
+            continue;
+        buf[n++] = c == ';' ? ':' : c;
+    }
+    const char *out = intern(sy, buf, n);
+    if (buf != stack_buf)
+        free(buf);
+    return out;
+}
+
+/* Interpreter internals between Python frames (matched without suffixes
+ * such as .cold or .constprop.0). */
+static int is_plumbing(const char *name)
+{
+    static const char *const exact[] = {
+        "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "_PyEval_Vector",
+        "PyEval_EvalFrame", "PyEval_EvalFrameEx", "_PyFunction_Vectorcall",
+        "function_code_fastcall", "cfunction_call", "cfunction_call_varargs",
+        "call_function", "do_call_core", "_PyObject_MakeTpCall", "method_vectorcall",
+        "vectorcall_method", "vectorcall_unbound", "vectorcall_maybe", "slot_tp_call",
+        "slot_tp_init", "slot_tp_new", "type_call", "py_trampoline_evaluator",
+        "pyperfmap_eval", "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
+        "_PyEval_EvalCode", "_PyEval_EvalCodeWithName", "PyEval_EvalCode",
+        "PyEval_EvalCodeEx", "_PyVectorcall_Call", "PyVectorcall_Call",
+        "_PyCFunction_FastCallDict", "_PyCFunction_FastCallKeywords",
+        "_PyMethodDef_RawFastCallKeywords", "_PyMethodDef_RawFastCallDict",
+        "method_vectorcall_NOARGS", "method_vectorcall_O", "method_vectorcall_FASTCALL",
+        "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_VARARGS",
+        "method_vectorcall_VARARGS_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
+    };
+    static const char *const prefix[] = {
+        "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
+        "_PyObject_FastCall", "PyObject_FastCall", "cfunction_vectorcall_",
+        "_PyFunction_FastCall", "_PyEval_EvalFrame",
+    };
+    size_t len = strcspn(name, ".");
+    for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
+        if (strlen(exact[i]) == len && strncmp(name, exact[i], len) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof(prefix) / sizeof(*prefix); i++)
+        if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* "py::qualname:filename" -> "qualname (file.py)"; a package's __init__.py
+ * keeps its directory so it still says which package. */
+static const char *python_display(struct symbols *sy, const char *perf_name)
+{
+    const char *q = perf_name + 4, *colon = strchr(q, ':');
+    char buf[1024];
+    if (!colon)
+        return tidy(sy, q);
+    const char *file = colon + 1, *base = path_basename(file);
+    if ((!strcmp(base, "__init__.py") || !strcmp(base, "__main__.py")) && base > file + 1) {
+        const char *p = base - 1;
+        while (p > file && p[-1] != '/')
+            p--;
+        base = p;
+    }
+    snprintf(buf, sizeof(buf), "%.*s (%s)", (int)(colon - q), q, base);
+    for (char *c = buf; *c; c++)
+        if (*c == ';')
+            *c = ':';
+    return intern(sy, buf, strlen(buf));
+}
+
+static uint32_t add_frame(struct symbols *sy, const char *name, const char *display,
+                          enum frame_kind kind, int unknown)
+{
+    uint64_t key = (uint64_t)intern__id(sy->names, name, strlen(name)) << 3 | kind;
+    uintptr_t id = (uintptr_t)idmap__get(&sy->frame_by_key, key);
+    if (id)
+        return (uint32_t)(id - 1);
+    GROW(sy->frames, sy->cap_frames, sy->n_frames + 1);
+    struct frame *f = &sy->frames[sy->n_frames];
+    f->name = intern(sy, name, strlen(name));
+    f->display = display ? display : f->name;
+    f->kind = (uint8_t)kind;
+    f->unknown = (uint8_t)unknown;
+    f->plumbing = kind == FRAME_USER && is_plumbing(name);
+    idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
+    return (uint32_t)sy->n_frames++;
+}
+
+uint32_t symbols__named(struct symbols *sy, const char *name, enum frame_kind kind)
+{
+    return add_frame(sy, name, NULL, kind, 0);
+}
+
+const struct frame *symbols__get(const struct symbols *sy, uint32_t id)
+{
+    return &sy->frames[id];
+}
+
+/* A symbol's frame: perf's name, tidied; Python trampolines also get their
+ * readable name. */
+static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum frame_kind kind)
+{
+    const char *display = NULL;
+    if (kind == FRAME_JIT && strncmp(perf_name, "py::", 4) == 0) {
+        kind = FRAME_PYTHON;
+        display = python_display(sy, perf_name);
+    }
+    return add_frame(sy, tidy(sy, perf_name), display, kind, 0);
+}
+
+/* An address without a symbol: "[dso basename]" as stackcollapse-perf.pl
+ * writes it (so "[vdso]" becomes "[[vdso]]" in the native view). */
+static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum frame_kind kind)
+{
+    char native[4200], display[4200];
+    const char *base = path_basename(dso_path);
+    size_t len = strlen(base);
+    snprintf(native, sizeof(native), "[%s]", base);
+    if (len >= 2 && base[0] == '[' && base[len - 1] == ']')
+        snprintf(display, sizeof(display), "%s", base);
+    else
+        snprintf(display, sizeof(display), "[%s]", base);
+    return add_frame(sy, tidy(sy, native), tidy(sy, display), kind, 1);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
+{
+    if (d->id >= sy->n_dsos) {
+        size_t n = d->id + 16;
+        sy->dsos = xrealloc(sy->dsos, n * sizeof(*sy->dsos));
+        memset(sy->dsos + sy->n_dsos, 0, (n - sy->n_dsos) * sizeof(*sy->dsos));
+        sy->n_dsos = n;
+    }
+    return &sy->dsos[d->id];
+}
+
+/* perf-PID.map: next to perf.data first (a recording folder may carry its
+ * maps), then --map-dir, then /tmp. */
+static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
+{
+    const char *dirs[] = {sy->opts.data_dir, sy->opts.map_dir, "/tmp"};
+    char path[4200];
+    for (size_t i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], d->perfmap_pid);
+        if (perfmap__load(&ds->map, path, sy->names) == 0)
+            return 0;
+        if (errno == EPERM)
+            warnx_("%s: not owned by this user or root; ignored", path);
+    }
+    return -1;
+}
+
+static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
+{
+    char why[256];
+    int ok = -1;
+    switch (d->kind) {
+    case DSO_FILE:
+        ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size, sy->names,
+                             why, sizeof(why));
+        /* A rebuilt binary would be mis-symbolized: say so, once. */
+        if (ok < 0 && strstr(why, "build id"))
+            warnx_("%s: %s; its frames are shown as [%s]", d->path, why, path_basename(d->path));
+        break;
+    case DSO_VDSO:
+        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->names,
+                                  why, sizeof(why));
+        break;
+    case DSO_PERFMAP:
+        ok = load_perfmap(sy, ds, d);
+        break;
+    case DSO_OTHER:
+        break;
+    }
+    ds->state = ok == 0 ? LOADED : FAILED;
+}
+
+static void load_kernel(struct symbols *sy)
+{
+    const char *path = sy->opts.kallsyms ? sy->opts.kallsyms : "/proc/kallsyms";
+    sy->kernel_state = FAILED;
+    if (kallsyms__load(&sy->kernel, path, sy->names, &sy->kernel_hidden) < 0) {
+        warnx_("%s: %s; kernel frames are shown as [kernel]", path, strerror(errno));
+        sy->kernel_hidden = 1;
+        return;
+    }
+    if (sy->kernel_hidden)
+        warnx_("note: %s hides kernel addresses (kernel.kptr_restrict); kernel frames "
+               "are shown as [kernel] (try --kallsyms with a copy saved as root)", path);
+    else
+        sy->kernel_state = LOADED;
+}
+
+/* ---- the cache ---------------------------------------------------------- */
+
+static struct cache_slot *cache_slot(struct symbols *sy, uint32_t dso_plus1, uint64_t addr)
+{
+    size_t mask = sy->cache_slots - 1;
+    size_t i = hash_u64(addr * 31 + dso_plus1) & mask;
+    while (sy->cache[i].dso_plus1 &&
+           (sy->cache[i].dso_plus1 != dso_plus1 || sy->cache[i].addr != addr))
+        i = (i + 1) & mask;
+    return &sy->cache[i];
+}
+
+static void cache_grow(struct symbols *sy)
+{
+    struct cache_slot *old = sy->cache;
+    size_t n = sy->cache_slots;
+    sy->cache_slots *= 2;
+    sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
+    for (size_t i = 0; i < n; i++)
+        if (old[i].dso_plus1)
+            *cache_slot(sy, old[i].dso_plus1, old[i].addr) = old[i];
+    free(old);
+}
+
+/* ---- resolution ----------------------------------------------------------- */
+
+static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
+{
+    if (sy->kernel_state == UNLOADED)
+        load_kernel(sy);
+    if (sy->kernel_hidden)
+        return symbols__named(sy, "[kernel]", FRAME_KERNEL);
+    const struct sym *s = symtab__find(&sy->kernel, addr);
+    if (!s)
+        return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL);
+    return symbol_frame(sy, s->name, FRAME_KERNEL);
+}
+
+static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64_t addr)
+{
+    const struct dso *d = m->dso;
+    struct dso_syms *ds = dso_syms(sy, d);
+    enum frame_kind kind = d->kind == DSO_PERFMAP ? FRAME_JIT : FRAME_USER;
+    const struct sym *s = NULL;
+    uint64_t vaddr;
+
+    if (ds->state == UNLOADED)
+        load_dso(sy, ds, d);
+    if (ds->state == LOADED) {
+        if (d->kind == DSO_PERFMAP)
+            s = symtab__find(&ds->map, addr);
+        else if (elf_image__vaddr(&ds->img, addr - m->start + m->pgoff, &vaddr))
+            s = symtab__find(&ds->img.syms, vaddr);
+    }
+    if (!s)
+        return unknown_frame(sy, d->path, kind);
+    return symbol_frame(sy, s->name, kind);
+}
+
+uint32_t symbols__frame(struct symbols *sy, const struct process *proc, uint64_t addr,
+                        int kernel, int is_return)
+{
+    const struct mapping *m = NULL;
+    uint32_t dso_plus1;
+    uint64_t key;
+
+    if (is_return)
+        addr--;                         /* the call instruction, not the next one */
+    if (kernel) {
+        dso_plus1 = UINT32_MAX;
+        key = addr;
+    } else {
+        m = process__find(proc, addr);
+        if (!m)
+            return sy->unknown_user;
+        dso_plus1 = m->dso->id + 1;
+        /* ELF code is cached by file offset, so every process mapping a
+         * library shares its entries; perf maps are per process already. */
+        key = m->dso->kind == DSO_PERFMAP ? addr : addr - m->start + m->pgoff;
+    }
+    struct cache_slot *slot = cache_slot(sy, dso_plus1, key);
+    if (slot->dso_plus1)
+        return slot->frame;
+    uint32_t f = kernel ? resolve_kernel(sy, addr) : resolve_user(sy, m, addr);
+    *slot = (struct cache_slot){key, dso_plus1, f};
+    if (++sy->n_cache * 2 > sy->cache_slots)
+        cache_grow(sy);
+    return f;
+}
+
+enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
+                                         uint64_t addr, uint64_t *entry)
+{
+    const struct mapping *m = process__find(proc, addr);
+    if (!m || m->dso->kind != DSO_PERFMAP)
+        return TRAMPOLINE_NONE;
+    struct dso_syms *ds = dso_syms(sy, m->dso);
+    if (ds->state == UNLOADED)
+        load_dso(sy, ds, m->dso);
+    const struct sym *s = ds->state == LOADED ? symtab__find(&ds->map, addr) : NULL;
+    if (!s || strncmp(s->name, "py::", 4) != 0)
+        return TRAMPOLINE_NONE;
+    *entry = s->start;
+    const struct sym *arena = symtab__find(&ds->map, addr & ~(uint64_t)(PYPERFMAP_ARENA_SIZE - 1));
+    if (arena && arena->start == (addr & ~(uint64_t)(PYPERFMAP_ARENA_SIZE - 1)) &&
+        strcmp(arena->name, PYPERFMAP_ARENA_SYMBOL) == 0)
+        return TRAMPOLINE_PYPERFMAP;
+    return TRAMPOLINE_CPYTHON;
+}
+
+int symbols__kernel_hidden(const struct symbols *sy)
+{
+    return sy->kernel_hidden;
+}

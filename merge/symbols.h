@@ -1,0 +1,69 @@
+/*
+ * symbols.h - addresses -> frames.
+ *
+ * A frame is one distinct function as the output shows it: its name in
+ * the native view (exactly what `perf script | stackcollapse-perf.pl`
+ * prints), its name in the mixed and python views, and what kind of code
+ * it is.  Frames are interned: equal frames share one id, so stacks are
+ * arrays of small integers.
+ *
+ * Each distinct (DSO, address) is resolved once and cached; each DSO's
+ * symbols are loaded on first use.
+ */
+#ifndef PYMERGE_SYMBOLS_H
+#define PYMERGE_SYMBOLS_H
+
+#include "session.h"
+
+#include <stdint.h>
+
+enum frame_kind {
+    FRAME_ROOT,         /* the process name at the bottom of a stack */
+    FRAME_KERNEL,
+    FRAME_USER,         /* native code in an ELF file (or unmapped) */
+    FRAME_PYTHON,       /* a py:: trampoline: one Python function */
+    FRAME_JIT,          /* other perf-map code */
+};
+
+struct frame {
+    const char *name;       /* native view */
+    const char *display;    /* mixed and python views */
+    uint8_t kind;           /* enum frame_kind */
+    uint8_t plumbing;       /* interpreter internals the mixed view drops */
+    uint8_t unknown;        /* no symbol: named after its DSO */
+};
+
+struct symbols_opts {
+    const char *kallsyms;       /* NULL: /proc/kallsyms */
+    const char *data_dir;       /* directory of the perf.data file, or NULL */
+    const char *map_dir;        /* --map-dir, or NULL */
+};
+
+struct symbols;
+
+struct symbols *symbols__new(const struct symbols_opts *opts);
+void symbols__delete(struct symbols *sy);   /* accepts NULL */
+
+/*
+ * The frame for addr in proc.  kernel: the address is kernel code.
+ * is_return: addr is a return address, so the call is at addr - 1.
+ */
+uint32_t symbols__frame(struct symbols *sy, const struct process *proc, uint64_t addr,
+                        int kernel, int is_return);
+/* A frame that is only a name (process names, [guest]). */
+uint32_t symbols__named(struct symbols *sy, const char *name, enum frame_kind kind);
+const struct frame *symbols__get(const struct symbols *sy, uint32_t id);
+
+/*
+ * Is addr inside a trampoline, and whose?  For a DWARF unwinder: a
+ * pyperfmap trampoline follows pyperfmap_trampoline_rule() (trampoline.h),
+ * a CPython -X perf one its own fixed template.  *entry receives the
+ * trampoline's start address.
+ */
+enum trampoline_kind { TRAMPOLINE_NONE, TRAMPOLINE_PYPERFMAP, TRAMPOLINE_CPYTHON };
+enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
+                                         uint64_t addr, uint64_t *entry);
+
+int symbols__kernel_hidden(const struct symbols *sy);
+
+#endif

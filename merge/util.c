@@ -1,0 +1,97 @@
+/* util.c - allocation, growth, hashing and warnings shared by all stages. */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void out_of_memory(void)
+{
+    fputs("pymerge: out of memory\n", stderr);
+    exit(2);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+void grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+    void **p = pp;
+    size_t c = *cap;
+
+    if (need <= c)
+        return;
+    if (c < 16)
+        c = 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            out_of_memory();
+        c *= 2;
+    }
+    if (c > SIZE_MAX / size)         /* catch size_t overflow */
+        out_of_memory();
+    *p = xrealloc(*p, c * size);
+    *cap = c;
+}
+
+u64 hash_bytes(const void *p, size_t n)
+{
+    /* FNV-1a over 8-byte words where possible, finished by a mixer: fast
+     * enough for short names and callchains, and no alignment demands. */
+    const unsigned char *b = p;
+    u64 h = 0xcbf29ce484222325ULL;
+    while (n >= 8) {
+        u64 w;
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        h = (h ^ *b++) * 0x100000001b3ULL;
+    return hash_u64(h);
+}
+
+void warnx_(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("pymerge: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+const char *path_basename(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}

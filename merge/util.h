@@ -1,0 +1,50 @@
+/*
+ * util.h - the few helpers every stage of pymerge shares: allocation that
+ * cannot return NULL, growable arrays, hashing, and the one error printer.
+ *
+ * Allocation goes through one place so that running out of memory is one
+ * clear message instead of a NULL dereference somewhere downstream.
+ */
+#ifndef PYMERGE_UTIL_H
+#define PYMERGE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef uint16_t u16;
+typedef uint8_t u8;
+
+/* Never return NULL: print "pymerge: out of memory" and exit 2 instead. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/*
+ * Make room for `need` elements in *p (capacity *cap, elements of `size`
+ * bytes), growing geometrically.  Overflow of need * size exits like OOM.
+ */
+void grow(void *p, size_t *cap, size_t need, size_t size);
+#define GROW(ptr, cap, need) grow(&(ptr), &(cap), (need), sizeof(*(ptr)))
+
+/* Hashes for the open-addressing tables (not cryptographic). */
+static inline u64 hash_u64(u64 x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+u64 hash_bytes(const void *p, size_t n);
+
+/* "pymerge: " + message + newline on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The final path component ("/usr/lib/libc.so.6" -> "libc.so.6"). */
+const char *path_basename(const char *path);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * views.c - the merge rules.
+ *
+ * Mixed view: a run of plumbing frames (eval loop, call helpers, the
+ * trampoline's evaluator, pyperfmap's hook) that touches a Python frame on
+ * either side is dropped.  So "f (a.py)" -> _PyEval_EvalFrameDefault ->
+ * _PyFunction_Vectorcall -> "g (a.py)" becomes f -> g, and a sample taken
+ * inside the eval loop of g ends at g.  Plumbing between two native frames
+ * (no Python frame next to it) is kept: there it is the best name known.
+ */
+#include "views.h"
+
+static size_t mixed(const struct view_opts *o, const struct symbols *sy, const uint32_t *in,
+                    size_t n, uint32_t *out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        const struct frame *f = symbols__get(sy, in[i]);
+        if (o->no_kernel && f->kind == FRAME_KERNEL) {
+            i++;
+            continue;
+        }
+        if (!f->plumbing) {
+            out[m++] = in[i++];
+            continue;
+        }
+        size_t j = i;
+        while (j < n && symbols__get(sy, in[j])->plumbing)
+            j++;
+        int py_leafward = m > 0 && symbols__get(sy, out[m - 1])->kind == FRAME_PYTHON;
+        int py_rootward = j < n && symbols__get(sy, in[j])->kind == FRAME_PYTHON;
+        if (!py_leafward && !py_rootward)
+            while (i < j)
+                out[m++] = in[i++];
+        i = j;
+    }
+    return m;
+}
+
+size_t view__apply(const struct view_opts *o, const struct symbols *sy, const uint32_t *in,
+                   size_t n, uint32_t *out)
+{
+    size_t m = 0;
+    if (o->view == VIEW_NATIVE) {
+        for (size_t i = 0; i < n; i++)
+            if (!(o->no_kernel && symbols__get(sy, in[i])->kind == FRAME_KERNEL))
+                out[m++] = in[i];
+        return m;
+    }
+    m = mixed(o, sy, in, n, out);
+    if (o->view == VIEW_MIXED)
+        return m;
+    /* Python view: Python frames, and the leaf if it is native code. */
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        const struct frame *f = symbols__get(sy, out[i]);
+        if (f->kind == FRAME_PYTHON || (i == 0 && o->native_leaf))
+            out[k++] = out[i];
+    }
+    return k;
+}
