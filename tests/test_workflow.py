@@ -1,0 +1,118 @@
+"""perf-scripts end to end: pyperf-record and pyperf-flamegraph with real perf.
+
+Run by /usr/bin/python3 (meson test suite "workflow"), with PYPERF_SCRIPTS,
+PYMERGE and PYPERFMAP_PATH (the build's importable package folder) set.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
+
+
+def run(args, env=None, **kw):
+    e = dict(os.environ, PYTHONPATH=PYPATH)
+    e.update(env or {})
+    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300, **kw)
+
+
+class Record(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pyperf-workflow-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def script(self, body, name="app.py"):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(body))
+        return path
+
+    def test_attach_to_running_pid(self):
+        app = self.script("""
+            import os, sys, time
+            def spin_forever():
+                print(os.getpid(), flush=True)
+                end = time.time() + 60
+                while time.time() < end:
+                    sum(range(1000))
+            spin_forever()
+        """)
+        e = dict(os.environ, PYTHONPATH=PYPATH)
+        p = subprocess.Popen([PYTHON, "-m", "pyperfmap", app], stdout=subprocess.PIPE,
+                             universal_newlines=True, env=e)
+        try:
+            pid = int(p.stdout.readline())
+            out = os.path.join(self.dir, "rec")
+            t = time.time()
+            r = run([RECORD, "-o", out, "-p", str(pid), "--duration", "1.5"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertLess(time.time() - t, 30)
+        finally:
+            p.kill()
+            p.wait()
+            try:
+                os.unlink("/tmp/perf-%d.map" % pid)
+            except OSError:
+                pass
+        files = set(os.listdir(out))
+        self.assertTrue({"perf.data", "recording.txt", "perf-%d.map" % pid} <= files, files)
+        with open(os.path.join(out, "perf-%d.map" % pid)) as f:
+            self.assertIn("py::spin_forever:%s" % app, f.read())
+        with open(os.path.join(out, "recording.txt")) as f:
+            meta = f.read()
+        self.assertIn("attach to PID %d" % pid, meta)
+        self.assertIn("--call-graph dwarf", meta)
+        self.assertIn("pymerge", r.stderr)
+
+    def test_errors(self):
+        app = self.script("print(1)\n")
+        out = os.path.join(self.dir, "rec")
+        cases = [
+            # no such process
+            ([RECORD, "-o", out, "-p", "999999999"], None, "no process with PID 999999999"),
+            # a process that was not started with pyperfmap
+            ([RECORD, "-o", out, "-p", str(os.getpid())], None, "start it with pyperfmap enabled"),
+            # an interpreter that cannot import pyperfmap
+            ([RECORD, "-o", out, "--", PYTHON, app], {"PYTHONPATH": ""}, "cannot import pyperfmap"),
+            # perf missing
+            ([sys.executable, RECORD, "-o", out, "--", PYTHON, app], {"PATH": "/nonexistent"},
+             "perf is not installed"),
+            # neither a command nor a PID
+            ([RECORD, "-o", out], None, "give either a command"),
+            ([RECORD, "-o", out, "--", PYTHON, "-c", "pass"], None, "must run a script"),
+        ]
+        for args, env, msg in cases:
+            e = {"PYTHONPATH": PYPATH}
+            e.update(env or {})
+            r = run(args, env=e)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertIn(msg, r.stderr, args)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    @unittest.skipUnless(shutil.which("setpriv"), "setpriv missing")
+    def test_not_permitted_names_the_fix(self):
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            if int(f.read()) <= 1:
+                self.skipTest("perf_event_paranoid allows unprivileged profiling here")
+        app = self.script("print(1)\n")
+        os.chmod(self.dir, 0o777)
+        r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                 sys.executable, RECORD, "-o", os.path.join(self.dir, "rec"), "--", PYTHON, app])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("perf_event_paranoid", r.stderr)
+        self.assertIn("sysctl kernel.perf_event_paranoid=1", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
