@@ -4,6 +4,8 @@
  */
 #define _POSIX_C_SOURCE 200809L /* O_CLOEXEC */
 #include "cfi.h"
+#include "idmap.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -18,19 +20,14 @@
 /* Rules live in fixed blocks so the pointers cfi__rule hands out never
  * move when more rules are added. */
 #define RULE_BLOCK 256
-#define NO_RULE UINT32_MAX
 
 struct load {               /* one PT_LOAD: file offsets -> ELF addresses */
     uint64_t off, filesz, vaddr;
 };
 
-struct addr_slot {          /* file offset + 1 (0 = empty) -> rule index */
-    uint64_t key;
-    uint32_t rule;
-};
-
 struct cfi {
-    int fd;
+    int fd;                 /* -1 for an image in memory */
+    char *copy;             /* that image, ours */
     Elf *elf;
     const uint8_t *image;   /* the whole file, mmap'd by libelf */
     size_t image_size;
@@ -41,53 +38,26 @@ struct cfi {
     size_t nloads;
     uint64_t entry;         /* e_entry: where the kernel starts the program */
 
-    struct addr_slot *addrs;    /* open addressing, power-of-two size */
-    size_t addr_cap, addr_used;
-
-    struct cfi_rule **blocks;   /* interned rules */
+    struct idmap by_off;    /* file offset -> rule, or &no_rule */
+    struct idmap by_content;    /* hash of a rule -> the rule */
+    struct cfi_rule **blocks;
     size_t nrules, nblocks;
-    uint32_t *rule_hash;        /* rule index + 1 (0 = empty) */
-    size_t rule_cap;
 
-    struct cfi_op *ops;         /* all expressions, back to back */
+    struct cfi_op *ops;     /* all expressions, back to back */
     size_t nops, ops_cap;
     struct { uint32_t first, n; } *exprs;
     size_t nexprs, exprs_cap;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-/* Grow *p (an array of *cap elements of size sz) to hold at least need. */
-static int grow(void *p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*(void **)p, n * sz);
-    if (!q)
-        return -1;
-    *(void **)p = q;
-    *cap = n;
-    return 0;
-}
+/* What by_off holds for an offset without CFI. */
+static const struct cfi_rule no_rule;
 
 static int read_loads(struct cfi *c)
 {
     size_t n;
     if (elf_getphdrnum(c->elf, &n) != 0)
         return -1;
-    c->loads = calloc(n ? n : 1, sizeof(*c->loads));
-    if (!c->loads)
-        return -1;
+    c->loads = xcalloc(n, sizeof(*c->loads));
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;
         if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
@@ -97,29 +67,18 @@ static int read_loads(struct cfi *c)
     return 0;
 }
 
-struct cfi *cfi__new(const char *path, char *err, size_t errlen)
+/* Everything but opening: c->elf is set.  0, or -1 with err filled. */
+static int cfi_init(struct cfi *c, const char *what, char *err, size_t errlen)
 {
-    struct cfi *c = calloc(1, sizeof(*c));
-    if (!c) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return NULL;
-    }
-    c->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (c->fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        goto fail;
-    }
-    elf_version(EV_CURRENT);
-    c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
-    if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
-        snprintf(err, errlen, "%s: not an ELF file", path);
-        goto fail;
-    }
     GElf_Ehdr eh;
+    if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
+        snprintf(err, errlen, "%s: not an ELF file", what);
+        return -1;
+    }
     c->image = (const uint8_t *)elf_rawfile(c->elf, &c->image_size);
     if (!c->image || !gelf_getehdr(c->elf, &eh) || read_loads(c) != 0) {
-        snprintf(err, errlen, "%s: bad ELF file: %s", path, elf_errmsg(-1));
-        goto fail;
+        snprintf(err, errlen, "%s: bad ELF file: %s", what, elf_errmsg(-1));
+        return -1;
     }
     c->entry = eh.e_entry;
     /* Either may be missing; a file with neither just has no rules. */
@@ -127,8 +86,42 @@ struct cfi *cfi__new(const char *path, char *err, size_t errlen)
     c->dwarf = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
     if (c->dwarf)
         c->debug = dwarf_getcfi(c->dwarf);
+    return 0;
+}
+
+static struct cfi *cfi_alloc(void)
+{
+    struct cfi *c = xcalloc(1, sizeof(*c));
+    c->fd = -1;
+    idmap__init(&c->by_off);
+    idmap__init(&c->by_content);
+    elf_version(EV_CURRENT);
     return c;
+}
+
+struct cfi *cfi__new(const char *path, char *err, size_t errlen)
+{
+    struct cfi *c = cfi_alloc();
+    c->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (c->fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+    if (cfi_init(c, path, err, errlen) == 0)
+        return c;
 fail:
+    cfi__delete(c);
+    return NULL;
+}
+
+struct cfi *cfi__new_image(const void *image, size_t size, char *err, size_t errlen)
+{
+    struct cfi *c = cfi_alloc();
+    c->copy = memcpy(xmalloc(size), image, size);  /* libelf wants its own */
+    c->elf = elf_memory(c->copy, size);
+    if (cfi_init(c, "ELF image", err, errlen) == 0)
+        return c;
     cfi__delete(c);
     return NULL;
 }
@@ -145,76 +138,36 @@ void cfi__delete(struct cfi *c)
         elf_end(c->elf);
     if (c->fd >= 0)
         close(c->fd);
+    free(c->copy);
     for (size_t i = 0; i < c->nblocks; i++)
         free(c->blocks[i]);
     free(c->blocks);
-    free(c->rule_hash);
-    free(c->addrs);
+    idmap__exit(&c->by_off);
+    idmap__exit(&c->by_content);
     free(c->loads);
     free(c->ops);
     free(c->exprs);
     free(c);
 }
 
-static struct cfi_rule *rule_at(const struct cfi *c, uint32_t i)
+/* A new rule slot that never moves. */
+static struct cfi_rule *new_rule(struct cfi *c)
 {
+    if (c->nrules == c->nblocks * RULE_BLOCK) {
+        c->blocks = xrealloc(c->blocks, (c->nblocks + 1) * sizeof(*c->blocks));
+        c->blocks[c->nblocks++] = xmalloc(RULE_BLOCK * sizeof(**c->blocks));
+    }
+    size_t i = c->nrules++;
     return &c->blocks[i / RULE_BLOCK][i % RULE_BLOCK];
 }
 
-static uint64_t rule_hash(const struct cfi_rule *r)
-{
-    const unsigned char *p = (const unsigned char *)r;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof(*r); i++)
-        h = (h ^ p[i]) * 1099511628211ULL;
-    return h;
-}
-
-/* The index of a rule equal to R, adding it if new; NO_RULE on ENOMEM.
- * R must be fully zero-initialised, padding included, for memcmp. */
-static uint32_t intern_rule(struct cfi *c, const struct cfi_rule *r)
-{
-    if ((c->nrules + 1) * 2 > c->rule_cap) {
-        size_t cap = c->rule_cap ? c->rule_cap * 2 : 64;
-        uint32_t *h = calloc(cap, sizeof(*h));
-        if (!h)
-            return NO_RULE;
-        for (size_t i = 0; i < c->nrules; i++) {
-            size_t j = rule_hash(rule_at(c, (uint32_t)i)) & (cap - 1);
-            while (h[j])
-                j = (j + 1) & (cap - 1);
-            h[j] = (uint32_t)i + 1;
-        }
-        free(c->rule_hash);
-        c->rule_hash = h;
-        c->rule_cap = cap;
-    }
-    size_t j = rule_hash(r) & (c->rule_cap - 1);
-    for (; c->rule_hash[j]; j = (j + 1) & (c->rule_cap - 1))
-        if (!memcmp(rule_at(c, c->rule_hash[j] - 1), r, sizeof(*r)))
-            return c->rule_hash[j] - 1;
-    if (c->nrules == c->nblocks * RULE_BLOCK) {
-        struct cfi_rule **b = realloc(c->blocks, (c->nblocks + 1) * sizeof(*b));
-        if (!b)
-            return NO_RULE;
-        c->blocks = b;
-        if (!(b[c->nblocks] = malloc(RULE_BLOCK * sizeof(**b))))
-            return NO_RULE;
-        c->nblocks++;
-    }
-    uint32_t i = (uint32_t)c->nrules++;
-    memcpy(rule_at(c, i), r, sizeof(*r));
-    c->rule_hash[j] = i + 1;
-    return i;
-}
-
-/* Copy an expression into our own storage; its index, or -1 on ENOMEM. */
+/* Copy an expression into our own storage; its index, or -1 if too many. */
 static int32_t add_expr(struct cfi *c, const Dwarf_Op *ops, size_t n)
 {
-    if (n > UINT32_MAX || c->nexprs >= INT32_MAX ||
-        grow(&c->ops, &c->ops_cap, c->nops + n, sizeof(*c->ops)) ||
-        grow(&c->exprs, &c->exprs_cap, c->nexprs + 1, sizeof(*c->exprs)))
+    if (n > UINT32_MAX || c->nexprs >= INT32_MAX)
         return -1;
+    GROW(c->ops, c->ops_cap, c->nops + n);
+    GROW(c->exprs, c->exprs_cap, c->nexprs + 1);
     for (size_t i = 0; i < n; i++)
         c->ops[c->nops + i] = (struct cfi_op){ops[i].atom, ops[i].number,
                                               ops[i].number2, ops[i].offset};
@@ -328,65 +281,43 @@ static int to_vaddr(const struct cfi *c, uint64_t off, uint64_t *vaddr)
     return -1;
 }
 
-static uint32_t lookup_uncached(struct cfi *c, uint64_t off)
+/* The rule at ELF address vaddr, from the first table that covers it.
+ * Many addresses share a rule, so equal rules are stored once. */
+static const struct cfi_rule *lookup_uncached(struct cfi *c, uint64_t vaddr)
 {
-    uint64_t vaddr;
-    if (to_vaddr(c, off, &vaddr) != 0)
-        return NO_RULE;
     Dwarf_CFI *tables[2] = {c->eh, c->debug};
-    for (int t = 0; t < 2; t++) {
+    for (unsigned t = 0; t < 2; t++) {
         Dwarf_Frame *f = NULL;
         if (!tables[t] || dwarf_cfi_addrframe(tables[t], vaddr, &f) != 0)
             continue;
         struct cfi_rule r;
-        memset(&r, 0, sizeof(r));
+        memset(&r, 0, sizeof(r));   /* padding too: rules are hashed as bytes */
         int rc = compile(c, f, &r);
         free(f);
-        if (rc == 0)
-            return intern_rule(c, &r);
-    }
-    return NO_RULE;
-}
-
-static int addr_grow(struct cfi *c)
-{
-    size_t cap = c->addr_cap ? c->addr_cap * 2 : 1024;
-    struct addr_slot *s = calloc(cap, sizeof(*s));
-    if (!s)
-        return -1;
-    for (size_t i = 0; i < c->addr_cap; i++) {
-        if (!c->addrs[i].key)
+        if (rc != 0)
             continue;
-        size_t j = mix64(c->addrs[i].key) & (cap - 1);
-        while (s[j].key)
-            j = (j + 1) & (cap - 1);
-        s[j] = c->addrs[i];
+        uint64_t h = hash_bytes(&r, sizeof(r));
+        struct cfi_rule *same = idmap__get(&c->by_content, h);
+        if (same && !memcmp(same, &r, sizeof(r)))
+            return same;
+        struct cfi_rule *fresh = new_rule(c);
+        memcpy(fresh, &r, sizeof(r));
+        if (!same)      /* on a hash collision, keep the first one interned */
+            idmap__put(&c->by_content, h, fresh);
+        return fresh;
     }
-    free(c->addrs);
-    c->addrs = s;
-    c->addr_cap = cap;
-    return 0;
+    return NULL;
 }
 
 const struct cfi_rule *cfi__rule(struct cfi *c, uint64_t off)
 {
-    uint64_t key = off + 1;
-    if (c->addr_cap) {
-        size_t j = mix64(key) & (c->addr_cap - 1);
-        for (; c->addrs[j].key; j = (j + 1) & (c->addr_cap - 1))
-            if (c->addrs[j].key == key)
-                return c->addrs[j].rule == NO_RULE ? NULL : rule_at(c, c->addrs[j].rule);
+    const struct cfi_rule *r = idmap__get(&c->by_off, off);
+    if (!r) {
+        uint64_t vaddr;
+        r = to_vaddr(c, off, &vaddr) == 0 ? lookup_uncached(c, vaddr) : NULL;
+        idmap__put(&c->by_off, off, (void *)(r ? r : &no_rule));
     }
-    uint32_t rule = lookup_uncached(c, off);
-    /* Failure to cache only costs a later recomputation. */
-    if ((c->addr_used + 1) * 2 <= c->addr_cap || addr_grow(c) == 0) {
-        size_t j = mix64(key) & (c->addr_cap - 1);
-        while (c->addrs[j].key)
-            j = (j + 1) & (c->addr_cap - 1);
-        c->addrs[j] = (struct addr_slot){key, rule};
-        c->addr_used++;
-    }
-    return rule == NO_RULE ? NULL : rule_at(c, rule);
+    return r == &no_rule ? NULL : r;
 }
 
 int cfi__read(const struct cfi *c, uint64_t off, void *buf, size_t len)

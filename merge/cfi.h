@@ -71,6 +71,8 @@ struct cfi;
  * Free with cfi__delete, which accepts NULL.
  */
 struct cfi *cfi__new(const char *path, char *err, size_t errlen);
+/* The same for an ELF image in memory (such as a vdso), which is copied. */
+struct cfi *cfi__new_image(const void *image, size_t size, char *err, size_t errlen);
 void cfi__delete(struct cfi *cfi);
 
 /*

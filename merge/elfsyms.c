@@ -325,27 +325,34 @@ found:
     return ret;
 }
 
+const void *elf_own_vdso(size_t *size)
+{
+    const unsigned char *base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+    if (!base || memcmp(base, ELFMAG, SELFMAG) != 0 || base[EI_CLASS] != ELFCLASS64)
+        return NULL;
+    /* The image ends with its section headers. */
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)base;
+    *size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+    return *size > 0 && *size < (1u << 20) ? base : NULL;
+}
+
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
                          struct intern *names, char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
-    const unsigned char *base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+    size_t size;
+    const void *base = elf_own_vdso(&size);
     char *copy = NULL;
 
     memset(img, 0, sizeof(*img));
     elf_version(EV_CURRENT);
-    if (base && memcmp(base, ELFMAG, SELFMAG) == 0 && base[EI_CLASS] == ELFCLASS64) {
-        /* The image ends with its section headers; copy it so libelf may
-         * treat the memory as its own. */
-        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)base;
-        size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-        if (size > 0 && size < (1u << 20)) {
-            copy = xmalloc(size);
-            memcpy(copy, base, size);
-            f.elf = elf_memory(copy, size);
-            if (elf_file_init(&f) == 0 && want_size && !same_bid(&f, want, want_size))
-                elf_file_close(&f);
-        }
+    if (base) {
+        /* Copied so libelf may treat the memory as its own. */
+        copy = xmalloc(size);
+        memcpy(copy, base, size);
+        f.elf = elf_memory(copy, size);
+        if (elf_file_init(&f) == 0 && want_size && !same_bid(&f, want, want_size))
+            elf_file_close(&f);
     }
     if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size) == 0)) {
         free(copy);

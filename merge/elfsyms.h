@@ -38,6 +38,10 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
                          struct intern *names, char *why, size_t whylen);
 void elf_image__exit(struct elf_image *img);
 
+/* This machine's vdso image (mapped in every process), or NULL; *size
+ * gets its length.  The DWARF unwinder reads its CFI from it too. */
+const void *elf_own_vdso(size_t *size);
+
 /* The virtual address at file offset off; 0 if no PT_LOAD holds it. */
 int elf_image__vaddr(const struct elf_image *img, uint64_t off, uint64_t *vaddr);
 

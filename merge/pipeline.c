@@ -6,6 +6,8 @@
 #include "stacks.h"
 #include "symbols.h"
 #include "unwind.h"
+#include "unwind_dwarf.h"
+#include "elfsyms.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -24,7 +26,49 @@ struct run {
     uint64_t samples, frames, unknown;
     struct uframe uf[UNWIND_MAX_FRAMES];
     uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
+    struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
 };
+
+/* What the DWARF unwinder needs to know of a process: what is mapped at
+ * an address, and whether anonymous code there is a trampoline. */
+struct dwarf_ctx {
+    struct symbols *sy;
+    const struct process *proc;
+};
+
+static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
+{
+    const struct dwarf_ctx *c = arg;
+    const struct mapping *m = process__find(c->proc, addr);
+    uint64_t entry;
+    if (!m)
+        return -1;
+    *um = (struct unwind_map){.kind = UNWIND_MAP_ELF, .start = m->start, .end = m->end,
+                              .pgoff = m->pgoff, .path = m->dso->path, .dso = m->dso};
+    switch (m->dso->kind) {
+    case DSO_FILE:
+        return 0;
+    case DSO_VDSO:
+        um->path = NULL;
+        um->image = elf_own_vdso(&um->image_size);
+        return um->image ? 0 : -1;
+    case DSO_PERFMAP:
+        switch (symbols__trampoline(c->sy, c->proc, addr, &entry)) {
+        case TRAMPOLINE_PYPERFMAP:
+            um->kind = UNWIND_MAP_PYPERFMAP;
+            break;
+        case TRAMPOLINE_CPYTHON:
+            um->kind = UNWIND_MAP_CPYTHON_PERF;
+            break;
+        default:
+            return -1;
+        }
+        um->start = entry;
+        return 0;
+    default:
+        return -1;
+    }
+}
 
 /* An event name matches with or without its modifiers ("cycles:u"). */
 static int event_matches(const char *name, const char *want)
@@ -59,13 +103,26 @@ static void sample(struct run *x, const struct pd_event *ev)
     if (strcmp(name, x->event) != 0)
         return;
     struct thread *t = session__thread(x->s, s->pid, s->tid);
-    size_t n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
+    enum unwind_stop stop = UNWIND_ROOT;
+    size_t n;
+    if (unwind_dwarf__wanted(&s->attr->attr)) {
+        struct dwarf_ctx c = {x->sy, t->proc};
+        if (!x->ud)
+            x->ud = unwind_dwarf__new();
+        /* one slot left for the [truncated] root */
+        n = unwind_dwarf__sample(x->ud, s, ev->misc, dwarf_lookup, &c, x->uf,
+                                 UNWIND_MAX_FRAMES - 1, &stop);
+    } else {
+        n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
+    }
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
         x->ids[i] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
                              : symbols__frame(x->sy, t->proc, u->addr, u->kernel, u->is_return);
         x->unknown += symbols__get(x->sy, x->ids[i])->unknown;
     }
+    if (stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
+        x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
     x->frames += n;
     x->samples++;
     size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
@@ -172,11 +229,14 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
                 perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
                 session__n_processes(x->s), stacks__count(x->st),
                 perf_reader__truncated(x->r) ? ", input truncated" : "");
-    else if (perf_reader__lost(x->r))
+    if (o->verbose && x->ud)
+        unwind_dwarf__summary(x->ud, stderr);
+    if (!o->verbose && perf_reader__lost(x->r))
         fprintf(stderr, "pymerge: %s: %" PRIu64 " samples were lost while recording\n", shown,
                 perf_reader__lost(x->r));
     ret = 0;
 out:
+    unwind_dwarf__delete(x->ud);
     stacks__delete(x->st);
     symbols__delete(x->sy);
     session__delete(x->s);

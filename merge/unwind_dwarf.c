@@ -5,15 +5,19 @@
 #include "unwind_dwarf.h"
 
 #include "cfi.h"
+#include "idmap.h"
+#include "util.h"
 
 #include <dwarf.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* perf.data from x86-64 is what we unwind, whatever we run on. */
 #define PYPERFMAP_TEMPLATE_X86_64 1
-#include "trampoline.h"
+#include "../libpyperfmap/trampoline.h"
 
 /*
  * CPython 3.12/3.13's x86-64 -X perf trampoline (Python/asm_trampoline.S):
@@ -34,19 +38,16 @@
  * there means the copy was too small, not that the frame is garbage. */
 #define STACK_SLACK (256ULL << 20)
 
-#define PERF_ABI_NONE 0
-
-struct dso_slot {
-    const void *dso;
-    struct cfi *cfi;    /* NULL: opening failed, don't try again */
-};
-
 struct unwind_dwarf {
-    struct dso_slot *dsos;      /* open addressing, power-of-two size */
-    size_t cap, used;
-    struct dso_slot *last;      /* consecutive frames often share a file */
+    uint64_t samples, stops[UNWIND_NSTOPS];     /* of unwind_dwarf__sample */
+    struct idmap cfis;          /* dso key -> struct cfi, or &no_cfi */
+    const void *last_dso;       /* consecutive frames often share a file */
+    struct cfi *last_cfi;
     char file_error[512];
 };
+
+/* What cfis holds for a file that could not be opened: it is tried once. */
+static char no_cfi;
 
 /* One walk in progress: registers of the current frame, and the stack. */
 struct walk {
@@ -80,76 +81,43 @@ const char *unwind_stop__name(enum unwind_stop stop)
 
 struct unwind_dwarf *unwind_dwarf__new(void)
 {
-    return calloc(1, sizeof(struct unwind_dwarf));
+    struct unwind_dwarf *u = xcalloc(1, sizeof(*u));
+    idmap__init(&u->cfis);
+    return u;
 }
 
 void unwind_dwarf__delete(struct unwind_dwarf *u)
 {
     if (!u)
         return;
-    for (size_t i = 0; i < u->cap; i++)
-        cfi__delete(u->dsos[i].cfi);
-    free(u->dsos);
+    void *v;
+    for (size_t i = 0; idmap__next(&u->cfis, &i, &v);)
+        if (v != &no_cfi)
+            cfi__delete(v);
+    idmap__exit(&u->cfis);
     free(u);
-}
-
-const char *unwind_dwarf__file_error(const struct unwind_dwarf *u)
-{
-    return u->file_error[0] ? u->file_error : NULL;
-}
-
-static size_t ptr_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(x >> 32);
-}
-
-static int dsos_grow(struct unwind_dwarf *u)
-{
-    size_t cap = u->cap ? u->cap * 2 : 64;
-    struct dso_slot *s = calloc(cap, sizeof(*s));
-    if (!s)
-        return -1;
-    for (size_t i = 0; i < u->cap; i++) {
-        if (!u->dsos[i].dso)
-            continue;
-        size_t j = ptr_hash(u->dsos[i].dso) & (cap - 1);
-        while (s[j].dso)
-            j = (j + 1) & (cap - 1);
-        s[j] = u->dsos[i];
-    }
-    free(u->dsos);
-    u->dsos = s;
-    u->cap = cap;
-    u->last = NULL;
-    return 0;
 }
 
 /* The CFI of the file behind an ELF mapping, opened on first use. */
 static struct cfi *dso_cfi(struct unwind_dwarf *u, const struct unwind_map *m)
 {
-    if (u->last && u->last->dso == m->dso)
-        return u->last->cfi;
-    size_t j = 0;
-    if (u->cap) {
-        for (j = ptr_hash(m->dso) & (u->cap - 1); u->dsos[j].dso; j = (j + 1) & (u->cap - 1))
-            if (u->dsos[j].dso == m->dso)
-                return (u->last = &u->dsos[j])->cfi;
+    if (m->dso == u->last_dso)
+        return u->last_cfi;
+    void *v = idmap__get(&u->cfis, (uint64_t)(uintptr_t)m->dso);
+    if (!v) {
+        char err[sizeof(u->file_error)];
+        v = m->path ? cfi__new(m->path, err, sizeof(err))
+                    : cfi__new_image(m->image, m->image_size, err, sizeof(err));
+        if (!v) {
+            if (!u->file_error[0])
+                memcpy(u->file_error, err, sizeof(err));
+            v = &no_cfi;
+        }
+        idmap__put(&u->cfis, (uint64_t)(uintptr_t)m->dso, v);
     }
-    if ((u->used + 1) * 2 > u->cap) {
-        if (dsos_grow(u) != 0)
-            return NULL;
-        for (j = ptr_hash(m->dso) & (u->cap - 1); u->dsos[j].dso; j = (j + 1) & (u->cap - 1))
-            ;
-    }
-    char err[sizeof(u->file_error)];
-    struct cfi *c = cfi__new(m->path, err, sizeof(err));
-    if (!c && !u->file_error[0])
-        memcpy(u->file_error, err, sizeof(err));
-    u->dsos[j] = (struct dso_slot){m->dso, c};
-    u->used++;
-    u->last = &u->dsos[j];
-    return c;
+    u->last_dso = m->dso;
+    u->last_cfi = v == &no_cfi ? NULL : v;
+    return u->last_cfi;
 }
 
 /* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
@@ -411,7 +379,8 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
 
 static int load_regs(struct walk *w, const struct unwind_user *user)
 {
-    if (user->abi == PERF_ABI_NONE || !user->regs)
+    /* 32-bit processes have other registers and CFI: not handled. */
+    if (user->abi != PERF_SAMPLE_REGS_ABI_64 || !user->regs)
         return -1;
     unsigned k = 0;
     for (unsigned i = 0; i < 64; i++) {
@@ -455,4 +424,57 @@ enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_
             return UNWIND_BAD_FRAME;
         exact = signal;
     }
+}
+
+int unwind_dwarf__wanted(const struct perf_event_attr *attr)
+{
+    uint64_t need = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    return (attr->sample_type & need) == need;
+}
+
+size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, uint16_t misc,
+                            unwind_lookup_fn lookup, void *ctx, struct uframe *out, size_t max,
+                            enum unwind_stop *stop)
+{
+    uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    size_t n = unwind_fp(s, misc, out, max), k = 0;
+    *stop = UNWIND_ROOT;
+    if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER)
+        return n;   /* the guest's memory was not recorded */
+    /* The callchain holds the kernel part (perf asks for no user part);
+     * a user-mode sample's chain is just its ip, which frame 0 repeats. */
+    for (size_t i = 0; i < n; i++)
+        if (out[i].kernel)
+            out[k++] = out[i];
+    if (!s->regs_abi && mode == PERF_RECORD_MISC_KERNEL)
+        return k;   /* a kernel thread */
+    struct unwind_user user = {s->regs_abi, s->regs_mask, s->regs, s->stack, s->stack_dyn_size};
+    uint64_t ips[UNWIND_MAX_FRAMES];
+    unsigned m, room = (unsigned)(max - k < UNWIND_MAX_FRAMES ? max - k : UNWIND_MAX_FRAMES);
+    if (room == 0)
+        return k;
+    *stop = unwind_dwarf__walk(u, &user, lookup, ctx, ips, room, &m);
+    for (unsigned i = 0; i < m; i++)
+        out[k++] = (struct uframe){ips[i], 0, 0, i > 0};
+    u->samples++;
+    u->stops[*stop]++;
+    return k;
+}
+
+void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
+{
+    uint64_t n = u->samples ? u->samples : 1;
+    uint64_t errors = u->samples - u->stops[UNWIND_ROOT] - u->stops[UNWIND_TRUNCATED];
+    fprintf(f, "pymerge: DWARF unwinding: %.1f%% of user stacks complete, %.1f%% truncated "
+            "(stack copy too small), %" PRIu64 " unwinding errors",
+            100.0 * u->stops[UNWIND_ROOT] / n, 100.0 * u->stops[UNWIND_TRUNCATED] / n, errors);
+    const char *sep = " (";
+    for (int i = UNWIND_TRUNCATED + 1; i < UNWIND_NSTOPS; i++)
+        if (u->stops[i]) {
+            fprintf(f, "%s%s %" PRIu64, sep, unwind_stop__name((enum unwind_stop)i), u->stops[i]);
+            sep = ", ";
+        }
+    fputs(errors ? ")\n" : "\n", f);
+    if (u->file_error[0])
+        fprintf(f, "pymerge: DWARF unwinding: no CFI from %s\n", u->file_error);
 }

@@ -17,11 +17,15 @@
  *   UNWIND_MAP_ELF            an ELF file mapping: start, end, pgoff as in
  *                             MMAP2, path = the file to read (the mapped
  *                             file, or a saved copy such as perf's vdso
- *                             copy), and dso = a key for that file.  The
+ *                             copy) or, with path NULL, image/image_size =
+ *                             the ELF image in memory (this process's own
+ *                             vdso), and dso = a key for that file.  The
  *                             unwinder caches the file's CFI under dso, so
  *                             the same file must give the same key and the
  *                             key must stay unique while the unwinder lives
  *                             (a struct dso pointer, an interned path).
+ *                             path or image is only read the first time a
+ *                             dso is seen.
  *   UNWIND_MAP_PYPERFMAP      a pyperfmap trampoline (see trampoline.h for
  *                             how to tell): start = the trampoline's first
  *                             byte (addr & ~(PYPERFMAP_TRAMPOLINE_SIZE-1)).
@@ -51,7 +55,12 @@
 #ifndef PYMERGE_UNWIND_DWARF_H
 #define PYMERGE_UNWIND_DWARF_H
 
+#include "perfdata.h"
+#include "unwind.h"
+
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum unwind_map_kind {
     UNWIND_MAP_ELF = 1,
@@ -63,7 +72,9 @@ struct unwind_map {
     enum unwind_map_kind kind;
     uint64_t start, end;    /* the mapping (ELF) or the trampoline */
     uint64_t pgoff;         /* ELF: file offset of start */
-    const char *path;       /* ELF: file to read CFI and data from */
+    const char *path;       /* ELF: file to read CFI and data from, or NULL: */
+    const void *image;      /* ELF: its image in memory */
+    size_t image_size;
     const void *dso;        /* ELF: cache key of that file */
 };
 
@@ -81,7 +92,7 @@ struct unwind_user {
 enum unwind_stop {
     UNWIND_ROOT,        /* reached the outermost frame: complete */
     UNWIND_TRUNCATED,   /* the stack copy ended before the root */
-    UNWIND_NO_REGS,     /* no usable user registers (abi NONE, no sp or ip) */
+    UNWIND_NO_REGS,     /* no usable user registers (none, 32-bit, no sp or ip) */
     UNWIND_NO_MAP,      /* an address the lookup does not know */
     UNWIND_NO_CFI,      /* ELF code without unwind info, or unreadable file */
     UNWIND_BAD_FRAME,   /* garbage: stack not growing, bad expression, bad memory */
@@ -94,7 +105,8 @@ const char *unwind_stop__name(enum unwind_stop stop);
 
 struct unwind_dwarf;
 
-/* NULL on ENOMEM.  __delete accepts NULL. */
+/* Never NULL: running out of memory exits, as everywhere in pymerge.
+ * __delete accepts NULL. */
 struct unwind_dwarf *unwind_dwarf__new(void);
 void unwind_dwarf__delete(struct unwind_dwarf *u);
 
@@ -107,10 +119,24 @@ enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_
                                     unwind_lookup_fn lookup, void *ctx,
                                     uint64_t *ips, unsigned max, unsigned *n);
 
+/* Whether samples of this event carry a user stack to unwind. */
+int unwind_dwarf__wanted(const struct perf_event_attr *attr);
+
 /*
- * The first file whose CFI could not be read, with the cause, or NULL.
- * Each file is tried once; unwinds through it then stop with UNWIND_NO_CFI.
+ * The frames of one such sample, leaf first, in the form unwind_fp()
+ * gives for frame-pointer samples: the kernel part of its callchain, then
+ * the user part unwound here.  *stop tells how the user part ended;
+ * UNWIND_ROOT also for a kernel thread, which has no user part.
  */
-const char *unwind_dwarf__file_error(const struct unwind_dwarf *u);
+size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, uint16_t misc,
+                            unwind_lookup_fn lookup, void *ctx, struct uframe *out, size_t max,
+                            enum unwind_stop *stop);
+
+/*
+ * For -v: how the user stacks of unwind_dwarf__sample ended (complete,
+ * truncated, errors by cause), and the first file whose CFI could not be
+ * read (each file is tried once; unwinds through it stop with NO_CFI).
+ */
+void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f);
 
 #endif /* PYMERGE_UNWIND_DWARF_H */

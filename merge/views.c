@@ -50,11 +50,12 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
     m = mixed(o, sy, in, n, out);
     if (o->view == VIEW_MIXED)
         return m;
-    /* Python view: Python frames, and the leaf if it is native code. */
+    /* Python view: Python frames, and the leaf if it is native code (and
+     * the [truncated] root of an incomplete DWARF stack). */
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
         const struct frame *f = symbols__get(sy, out[i]);
-        if (f->kind == FRAME_PYTHON || (i == 0 && o->native_leaf))
+        if (f->kind == FRAME_PYTHON || f->kind == FRAME_ROOT || (i == 0 && o->native_leaf))
             out[k++] = out[i];
     }
     return k;
