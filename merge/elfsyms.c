@@ -117,7 +117,7 @@ static int is_text_section(const struct elf_file *f, size_t ndx)
 /* perf's dso__load_sym filter: functions and objects with a name and a
  * section, and untyped labels inside text sections. */
 static int load_symbols(struct elf_image *img, const struct elf_file *f, Elf_Scn *scn,
-                        const GElf_Shdr *sh, struct intern *names)
+                        const GElf_Shdr *sh)
 {
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d || sh->sh_entsize == 0)
@@ -136,16 +136,15 @@ static int load_symbols(struct elf_image *img, const struct elf_file *f, Elf_Scn
         const char *name = keep ? elf_strptr(f->elf, sh->sh_link, s.st_name) : NULL;
         if (!name || !*name)
             continue;
-        name = intern__str(names, intern__id(names, name, strlen(name)));
         symtab__add(&img->syms, s.st_value, s.st_size, (uint8_t)GELF_ST_BIND(s.st_info),
-                    (uint8_t)type, name);
+                    (uint8_t)type, name, strlen(name));
         loaded++;
     }
     return loaded > 0;
 }
 
 /* Name PLT slots after the .dynsym entries their relocations point at. */
-static void load_plt(struct elf_image *img, const struct elf_file *f, struct intern *names)
+static void load_plt(struct elf_image *img, const struct elf_file *f)
 {
     GElf_Shdr rel_sh, plt_sh, dyn_sh;
     Elf_Scn *rel = section(f, ".rela.plt", &rel_sh);
@@ -187,9 +186,9 @@ static void load_plt(struct elf_image *img, const struct elf_file *f, struct int
             !(name = elf_strptr(f->elf, dyn_sh.sh_link, s.st_name)))
             continue;
         char buf[512];
-        snprintf(buf, sizeof(buf), "%s@plt", name);
-        symtab__add(&img->syms, at, entsz, STB_GLOBAL, STT_FUNC,
-                    intern__str(names, intern__id(names, buf, strlen(buf))));
+        int len = snprintf(buf, sizeof(buf), "%s@plt", name);
+        symtab__add(&img->syms, at, entsz, STB_GLOBAL, STT_FUNC, buf,
+                    len < (int)sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
     }
 }
 
@@ -243,8 +242,7 @@ static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const
     return -1;
 }
 
-static int load_from(struct elf_image *img, struct elf_file *f, const char *path,
-                     struct intern *names)
+static int load_from(struct elf_image *img, struct elf_file *f, const char *path)
 {
     struct elf_file dbg = {.fd = -1};
     GElf_Shdr sh;
@@ -254,15 +252,15 @@ static int load_from(struct elf_image *img, struct elf_file *f, const char *path
     load_segments(img, f);
     if (open_debug_file(&dbg, f, path) == 0) {
         scn = section_of_type(&dbg, SHT_SYMTAB, &sh);
-        ok = load_symbols(img, &dbg, scn, &sh, names);
+        ok = load_symbols(img, &dbg, scn, &sh);
         elf_file_close(&dbg);
     }
     if (!ok && (scn = section_of_type(f, SHT_SYMTAB, &sh)))
-        ok = load_symbols(img, f, scn, &sh, names);
+        ok = load_symbols(img, f, scn, &sh);
     if (!ok && (scn = section_of_type(f, SHT_DYNSYM, &sh)))
-        ok = load_symbols(img, f, scn, &sh, names);
+        ok = load_symbols(img, f, scn, &sh);
     if (ok)                             /* perf adds PLT names to loaded tables */
-        load_plt(img, f, names);
+        load_plt(img, f);
     symtab__finish(&img->syms, 0);
     return 0;
 }
@@ -298,7 +296,7 @@ static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want,
 }
 
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, struct intern *names, char *why, size_t whylen)
+                    uint8_t want_size, char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
     int ret;
@@ -320,7 +318,7 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
         return -1;
     }
 found:
-    ret = load_from(img, &f, path, names);
+    ret = load_from(img, &f, path);
     elf_file_close(&f);
     return ret;
 }
@@ -337,7 +335,7 @@ const void *elf_own_vdso(size_t *size)
 }
 
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         struct intern *names, char *why, size_t whylen)
+                         char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
     size_t size;
@@ -359,7 +357,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
         snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
         return -1;
     }
-    load_from(img, &f, "[vdso]", names);
+    load_from(img, &f, "[vdso]");
     elf_file_close(&f);
     free(copy);
     return 0;

@@ -9,7 +9,6 @@
 #ifndef PYMERGE_ELFSYMS_H
 #define PYMERGE_ELFSYMS_H
 
-#include "intern.h"
 #include "symtab.h"
 
 #include <stddef.h>
@@ -31,11 +30,11 @@ struct elf_image {
  * Names are interned in `names`.
  */
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, struct intern *names, char *why, size_t whylen);
+                    uint8_t want_size, char *why, size_t whylen);
 /* The same for the vdso: this process's own if its build id matches, else
  * perf's cached copy. */
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         struct intern *names, char *why, size_t whylen);
+                         char *why, size_t whylen);
 void elf_image__exit(struct elf_image *img);
 
 /* This machine's vdso image (mapped in every process), or NULL; *size

@@ -1,13 +1,10 @@
 /* intern.c - open-addressing string set over chunked storage. */
 #include "intern.h"
+#include "strarena.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Strings live in blocks that never move, so returned pointers stay valid
- * while the table grows. */
-#define BLOCK (256 * 1024)
 
 struct entry {
     const char *s;
@@ -16,10 +13,7 @@ struct entry {
 };
 
 struct intern {
-    char **blocks;
-    size_t n_blocks, cap_blocks;
-    char *cur;                  /* the block being filled */
-    size_t left;                /* bytes left in it */
+    struct strarena strs;       /* the strings themselves; they never move */
     struct entry *ents;         /* id -> entry */
     size_t n, cap;
     u32 *slots;                 /* id + 1, 0 = empty */
@@ -38,36 +32,10 @@ void intern__delete(struct intern *in)
 {
     if (!in)
         return;
-    for (size_t i = 0; i < in->n_blocks; i++)
-        free(in->blocks[i]);
-    free(in->blocks);
+    strarena__exit(&in->strs);
     free(in->ents);
     free(in->slots);
     free(in);
-}
-
-static char *new_block(struct intern *in, size_t size)
-{
-    GROW(in->blocks, in->cap_blocks, in->n_blocks + 1);
-    return in->blocks[in->n_blocks++] = xmalloc(size);
-}
-
-static const char *store(struct intern *in, const char *s, size_t len)
-{
-    char *dst;
-    if (len + 1 > BLOCK / 4) {          /* a long string gets its own block */
-        dst = new_block(in, len + 1);
-    } else {
-        if (in->left < len + 1) {
-            in->cur = new_block(in, BLOCK);
-            in->left = BLOCK;
-        }
-        dst = in->cur + (BLOCK - in->left);
-        in->left -= len + 1;
-    }
-    memcpy(dst, s, len);
-    dst[len] = 0;
-    return dst;
 }
 
 static void rehash(struct intern *in)
@@ -97,7 +65,7 @@ u32 intern__id(struct intern *in, const char *s, size_t len)
     }
     GROW(in->ents, in->cap, in->n + 1);
     u32 id = (u32)in->n++;
-    in->ents[id] = (struct entry){store(in, s, len), h, (u32)len};
+    in->ents[id] = (struct entry){strarena__copy(&in->strs, s, len), h, (u32)len};
     in->slots[i] = id + 1;
     if (in->n * 2 > in->n_slots)
         rehash(in);

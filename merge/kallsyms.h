@@ -2,7 +2,6 @@
 #ifndef PYMERGE_KALLSYMS_H
 #define PYMERGE_KALLSYMS_H
 
-#include "intern.h"
 #include "symtab.h"
 
 /*
@@ -10,6 +9,6 @@
  * path into t.  Returns 0, or -1 with errno.  *hidden is set when every
  * address reads as zero, as kptr_restrict makes them for this user.
  */
-int kallsyms__load(struct symtab *t, const char *path, struct intern *names, int *hidden);
+int kallsyms__load(struct symtab *t, const char *path, int *hidden);
 
 #endif

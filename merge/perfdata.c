@@ -93,8 +93,8 @@ struct perf_reader {
 
     u8 *qdata, *qspare;         /* queued record bytes; spare for compaction */
     size_t qlen, qcap, qspare_cap;
-    struct qent *q;
-    size_t qn, qcapn;
+    struct qent *q, *qtmp;      /* qtmp: merge sort scratch */
+    size_t qn, qcapn, qtmp_cap;
     size_t q_next, q_ready;     /* delivering q[q_next..q_ready) */
     u64 seq, max_time, next_flush, last_flush;
     int at_end;
@@ -544,6 +544,7 @@ void perf_reader__delete(struct perf_reader *r)
     free(r->qdata);
     free(r->qspare);
     free(r->q);
+    free(r->qtmp);
     free(r->src.buf);
     free(r->path);
     free(r);
@@ -992,10 +993,59 @@ static void enqueue(struct perf_reader *r, const struct raw *rec, u64 time)
         r->max_time = time;
 }
 
+/*
+ * Stable natural merge sort.  A round holds one time-ordered run per CPU
+ * buffer plus the sorted leftovers of the last round, so merging runs is
+ * close to linear where qsort would pay n log n.
+ */
+static void sort_queue(struct perf_reader *r)
+{
+    size_t n = r->qn;
+    if (n < 2)
+        return;
+    GROW(r->qtmp, r->qtmp_cap, n);
+    struct qent *a = r->q, *b = r->qtmp;
+    for (;;) {
+        size_t runs = 0, i = 0;
+        while (i < n) {
+            size_t mid = i + 1;
+            while (mid < n && qent_cmp(&a[mid - 1], &a[mid]) <= 0)
+                mid++;
+            size_t end = mid;
+            if (end < n) {
+                end++;
+                while (end < n && qent_cmp(&a[end - 1], &a[end]) <= 0)
+                    end++;
+            }
+            size_t x = i, y = mid, k = i;   /* merge a[i..mid) and a[mid..end) */
+            while (x < mid && y < end)
+                b[k++] = qent_cmp(&a[y], &a[x]) < 0 ? a[y++] : a[x++];
+            while (x < mid)
+                b[k++] = a[x++];
+            while (y < end)
+                b[k++] = a[y++];
+            runs++;
+            i = end;
+        }
+        struct qent *t = a;
+        a = b;
+        b = t;
+        if (runs == 1)
+            break;
+    }
+    if (a != r->q) {                    /* the result must end up in r->q */
+        r->qtmp = r->q;
+        r->q = a;
+        size_t c = r->qcapn;
+        r->qcapn = r->qtmp_cap;
+        r->qtmp_cap = c;
+    }
+}
+
 /* Sort what is queued and mark everything up to `limit` for delivery. */
 static void flush(struct perf_reader *r, u64 limit)
 {
-    qsort(r->q, r->qn, sizeof(*r->q), qent_cmp);
+    sort_queue(r);
     size_t n = 0;
     while (n < r->qn && r->q[n].time <= limit)
         n++;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int perfmap__load(struct symtab *t, const char *path, struct intern *names)
+int perfmap__load(struct symtab *t, const char *path)
 {
     struct stat st;
     char *line = NULL;
@@ -39,8 +39,7 @@ int perfmap__load(struct symtab *t, const char *path, struct intern *names)
         if (end == p || *end != ' ' || !end[1])
             continue;
         const char *name = end + 1;
-        symtab__add(t, start, size, STB_GLOBAL, STT_FUNC,
-                    intern__str(names, intern__id(names, name, strlen(name))));
+        symtab__add(t, start, size, STB_GLOBAL, STT_FUNC, name, strlen(name));
     }
     free(line);
     fclose(f);

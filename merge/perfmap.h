@@ -5,11 +5,10 @@
 #ifndef PYMERGE_PERFMAP_H
 #define PYMERGE_PERFMAP_H
 
-#include "intern.h"
 #include "symtab.h"
 
 /* Load path into t.  Returns 0, or -1 with errno (a file owned by another
  * user is refused, as perf refuses it: EPERM). */
-int perfmap__load(struct symtab *t, const char *path, struct intern *names);
+int perfmap__load(struct symtab *t, const char *path);
 
 #endif

@@ -16,6 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ROOT_MEMO 64
+
+struct root_memo {
+    const char *comm;
+    uint32_t pid, tid, frame;
+};
+
 struct run {
     const struct pipeline_opts *o;
     struct perf_reader *r;
@@ -27,6 +34,7 @@ struct run {
     struct uframe uf[UNWIND_MAX_FRAMES];
     uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
+    struct root_memo roots[ROOT_MEMO];
 };
 
 /* What the DWARF unwinder needs to know of a process: what is mapped at
@@ -79,6 +87,11 @@ static int event_matches(const char *name, const char *want)
 
 static uint32_t root_frame(struct run *x, const struct thread *t)
 {
+    /* Samples come in bursts per thread: remember the last few roots.
+     * comm strings are interned, so comparing pointers is enough. */
+    struct root_memo *m = &x->roots[t->tid % ROOT_MEMO];
+    if (m->comm == t->comm && m->tid == t->tid && m->pid == t->pid)
+        return m->frame;
     char buf[320];
     int n = snprintf(buf, sizeof(buf), "%s", t->comm);
     if (x->o->root == ROOT_PID)
@@ -90,7 +103,8 @@ static uint32_t root_frame(struct run *x, const struct thread *t)
             *c = '_';
         else if (*c == ';')
             *c = ':';
-    return symbols__named(x->sy, buf, FRAME_ROOT);
+    *m = (struct root_memo){t->comm, t->pid, t->tid, symbols__named(x->sy, buf, FRAME_ROOT)};
+    return m->frame;
 }
 
 static void sample(struct run *x, const struct pd_event *ev)
@@ -115,12 +129,20 @@ static void sample(struct run *x, const struct pd_event *ev)
     } else {
         n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
     }
+    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
-        x->ids[i] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
-                             : symbols__frame(x->sy, t->proc, u->addr, u->kernel, u->is_return);
-        x->unknown += symbols__get(x->sy, x->ids[i])->unknown;
+        if (u->kernel && x->o->view.no_kernel)
+            continue;                   /* not worth symbolizing */
+        /* The native view names return addresses as perf does, at the
+         * address itself; the others look up the call at pc - 1, which
+         * differs when a call is the last instruction of a function. */
+        int at_call = u->is_return && x->o->view.view != VIEW_NATIVE;
+        x->ids[kept] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
+                                : symbols__frame(x->sy, t->proc, u->addr, u->kernel, at_call);
+        x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
     }
+    n = kept;
     if (stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
         x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
     x->frames += n;
@@ -200,7 +222,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         session__add_build_id(x->s, b->filename, b->id, b->size);
     }
-    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir};
+    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->view.no_kernel};
     x->sy = symbols__new(&so);
     x->st = stacks__new();
     uint64_t count = 0;

@@ -16,6 +16,7 @@
 #include "../libpyperfmap/trampoline.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +43,27 @@ struct symbols {
     struct idmap frame_by_key;  /* name id << 3 | kind -> frame id + 1 */
     struct dso_syms *dsos;
     size_t n_dsos;
-    struct symtab kernel;
-    int kernel_state, kernel_hidden;
+    struct symtab kernel;       /* loaded by a thread: see kernel_loader */
+    int kernel_state, kernel_hidden, kernel_errno;
+    pthread_t kernel_loader;
+    int kernel_loading;         /* the loader thread runs and must be joined */
     struct cache_slot *cache;
     size_t n_cache, cache_slots;
     uint32_t unknown_user;      /* "[unknown]": an address outside every mapping */
 };
+
+static void *kernel_loader(void *arg);
 
 struct symbols *symbols__new(const struct symbols_opts *opts)
 {
     struct symbols *sy = xcalloc(1, sizeof(*sy));
     sy->opts = *opts;
     sy->names = intern__new();
+    /* Reading /proc/kallsyms costs the kernel ~50 ms of formatting: do it
+     * on the other core while the data is being read. */
+    if (opts->preload_kernel &&
+        pthread_create(&sy->kernel_loader, NULL, kernel_loader, sy) == 0)
+        sy->kernel_loading = 1;
     idmap__init(&sy->frame_by_key);
     sy->cache_slots = 1 << 14;
     sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
@@ -66,6 +76,8 @@ void symbols__delete(struct symbols *sy)
 {
     if (!sy)
         return;
+    if (sy->kernel_loading)
+        pthread_join(sy->kernel_loader, NULL);
     for (size_t i = 0; i < sy->n_dsos; i++) {
         elf_image__exit(&sy->dsos[i].img);
         symtab__exit(&sy->dsos[i].map);
@@ -246,7 +258,7 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
         if (!dirs[i])
             continue;
         snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], d->perfmap_pid);
-        if (perfmap__load(&ds->map, path, sy->names) == 0)
+        if (perfmap__load(&ds->map, path) == 0)
             return 0;
         if (errno == EPERM)
             warnx_("%s: not owned by this user or root; ignored", path);
@@ -260,15 +272,13 @@ static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *
     int ok = -1;
     switch (d->kind) {
     case DSO_FILE:
-        ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size, sy->names,
-                             why, sizeof(why));
+        ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size, why, sizeof(why));
         /* A rebuilt binary would be mis-symbolized: say so, once. */
         if (ok < 0 && strstr(why, "build id"))
             warnx_("%s: %s; its frames are shown as [%s]", d->path, why, path_basename(d->path));
         break;
     case DSO_VDSO:
-        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->names,
-                                  why, sizeof(why));
+        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, why, sizeof(why));
         break;
     case DSO_PERFMAP:
         ok = load_perfmap(sy, ds, d);
@@ -279,20 +289,37 @@ static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *
     ds->state = ok == 0 ? LOADED : FAILED;
 }
 
+/* Runs alone (in the loader thread, or before any kernel lookup): it
+ * touches only the kernel_* fields. */
+static void *kernel_loader(void *arg)
+{
+    struct symbols *sy = arg;
+    const char *path = sy->opts.kallsyms ? sy->opts.kallsyms : "/proc/kallsyms";
+    sy->kernel_errno = 0;
+    if (kallsyms__load(&sy->kernel, path, &sy->kernel_hidden) < 0)
+        sy->kernel_errno = errno ? errno : EIO;
+    return NULL;
+}
+
 static void load_kernel(struct symbols *sy)
 {
     const char *path = sy->opts.kallsyms ? sy->opts.kallsyms : "/proc/kallsyms";
-    sy->kernel_state = FAILED;
-    if (kallsyms__load(&sy->kernel, path, sy->names, &sy->kernel_hidden) < 0) {
-        warnx_("%s: %s; kernel frames are shown as [kernel]", path, strerror(errno));
-        sy->kernel_hidden = 1;
-        return;
+    if (sy->kernel_loading) {
+        pthread_join(sy->kernel_loader, NULL);
+        sy->kernel_loading = 0;
+    } else {
+        kernel_loader(sy);
     }
-    if (sy->kernel_hidden)
+    sy->kernel_state = FAILED;
+    if (sy->kernel_errno) {
+        warnx_("%s: %s; kernel frames are shown as [kernel]", path, strerror(sy->kernel_errno));
+        sy->kernel_hidden = 1;
+    } else if (sy->kernel_hidden) {
         warnx_("note: %s hides kernel addresses (kernel.kptr_restrict); kernel frames "
                "are shown as [kernel] (try --kallsyms with a copy saved as root)", path);
-    else
+    } else {
         sy->kernel_state = LOADED;
+    }
 }
 
 /* ---- the cache ---------------------------------------------------------- */

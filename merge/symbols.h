@@ -37,6 +37,7 @@ struct symbols_opts {
     const char *kallsyms;       /* NULL: /proc/kallsyms */
     const char *data_dir;       /* directory of the perf.data file, or NULL */
     const char *map_dir;        /* --map-dir, or NULL */
+    int preload_kernel;         /* start reading kallsyms at once, in a thread */
 };
 
 struct symbols;

@@ -6,19 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-void symtab__add(struct symtab *t, uint64_t start, uint64_t size, uint8_t binding,
-                 uint8_t type, const char *name)
+void symtab__add_owned(struct symtab *t, uint64_t start, uint64_t size, uint8_t binding,
+                       uint8_t type, const char *name)
 {
     GROW(t->syms, t->cap, t->n + 1);
     t->syms[t->n] = (struct sym){start, start + size, name, binding, type, (uint32_t)t->n};
     t->n++;
 }
 
+void symtab__add(struct symtab *t, uint64_t start, uint64_t size, uint8_t binding,
+                 uint8_t type, const char *name, size_t len)
+{
+    symtab__add_owned(t, start, size, binding, type, strarena__copy(&t->names, name, len));
+}
+
 void symtab__exit(struct symtab *t)
 {
+    strarena__exit(&t->names);
     free(t->syms);
-    t->syms = NULL;
-    t->n = t->cap = 0;
+    memset(t, 0, sizeof(*t));
 }
 
 /* Order by start, then insertion order as perf's rbtree keeps it: that
@@ -75,7 +81,11 @@ void symtab__finish(struct symtab *t, int is_kallsyms)
 {
     if (!t->n)
         return;
-    qsort(t->syms, t->n, sizeof(*t->syms), by_start);
+    size_t sorted = 1;                  /* kallsyms and symtabs mostly are */
+    while (sorted < t->n && by_start(&t->syms[sorted - 1], &t->syms[sorted]) < 0)
+        sorted++;
+    if (sorted < t->n)
+        qsort(t->syms, t->n, sizeof(*t->syms), by_start);
     for (size_t i = 1; i < t->n; i++) {
         struct sym *prev = &t->syms[i - 1], *curr = &t->syms[i];
         if (prev->end != prev->start)
