@@ -4,7 +4,7 @@
 
 Runs rounds of three interleaved phases, each reached through several
 nested Python calls, and writes {"phase_arith": cpu_seconds, ...,
-"total": cpu_seconds of the whole process} to OUT.json, CPU time being
+"total": cpu_seconds of the whole process, "pid": its pid} to OUT.json, CPU time being
 time.process_time():
   phase_arith   pure Python arithmetic
   phase_clib    C library work under a Python frame (hashlib on big buffers)
@@ -76,6 +76,7 @@ def main(seconds, out):
             run_phase(phase, fd, seconds * weights[phase] / ROUNDS, spent)
     os.close(fd)
     spent["total"] = time.process_time()
+    spent["pid"] = os.getpid()
     with open(out, "w") as f:
         json.dump(spent, f)
 

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Fidelity of DWARF unwinding through Python trampolines, on one CPython.
+
+    test_dwarf_python.py PYTHON [unittest args]
+
+Environment: PYMERGE (default: pymerge on PATH); PYTHONPATH must make
+pyperfmap importable by PYTHON.
+
+Records tests/merge/dwarf/phases.py, which measures its own CPU split with
+time.process_time(), under `PYTHON -m pyperfmap` with
+`perf record -F 999 --call-graph dwarf,32768`, and checks with pymerge:
+  - each phase's share of the samples is within 3 points of its measured
+    share (python and mixed views);
+  - at least 99% of the workload's samples show the complete Python stack
+    <module> -> main -> run_phase -> level1 -> level2 -> level3 -> phase,
+    with no [truncated];
+  - C library frames (hashlib's SHA-256) and kernel frames (write) sit under
+    the Python frame that called them, and only there;
+  - the options work on a DWARF recording.
+On 3.12 and later, a recording of `PYTHON -X perf` (CPython's own
+trampolines, no pyperfmap) must unwind to <module> as completely.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, 'dwarf', 'phases.py')
+PYMERGE = os.environ.get('PYMERGE', 'pymerge')
+PYTHON = None
+PHASES = ('phase_arith', 'phase_clib', 'phase_kernel')
+CHAIN = ['<module>', 'main', 'run_phase', 'level1', 'level2', 'level3']
+SECONDS = '2'
+
+
+def record(tmp, name, python_args):
+    """Record phases.py; its perf map goes next to perf.data, as pymerge
+    looks there first.  Returns (perf.data path, measured split)."""
+    data = os.path.join(tmp, name + '.data')
+    out = os.path.join(tmp, name + '.json')
+    subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
+                    '--call-graph', 'dwarf,32768', '-o', data, '--', PYTHON] + python_args +
+                   [WORKLOAD, SECONDS, out], check=True, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        measured = json.load(f)
+    shutil.copy('/tmp/perf-%d.map' % measured['pid'], tmp)
+    return data, measured
+
+
+def pymerge(*args):
+    p = subprocess.run([PYMERGE] + list(args), check=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    return p.stdout, p.stderr
+
+
+def folded(text):
+    """[(frames root first, count)]."""
+    out = []
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(' ')
+        out.append((stack.split(';'), int(count)))
+    return out
+
+
+def plain(frame):
+    """A frame without its --annotate suffix."""
+    return frame[:-4] if frame.endswith(('_[j]', '_[k]')) else frame
+
+
+def py_name(frame):
+    """'level1' for 'level1 (phases.py)'; None for frames of other files."""
+    name, _, where = plain(frame).partition(' (')
+    return name if where == 'phases.py)' else None
+
+
+def phase_of(frames):
+    names = set(map(py_name, frames))
+    return next((p for p in PHASES if p in names), None)
+
+
+def complete(frames):
+    """The workload's Python frames form the chain from <module> down."""
+    if '[truncated]' in frames:
+        return False
+    mine = [n for n in map(py_name, frames) if n]
+    phase = phase_of(frames)
+    want = CHAIN + [phase] if phase else CHAIN[:len(mine)]
+    return mine == want
+
+
+def in_workload(frames):
+    """A sample taken while main() ran (or one whose root is lost)."""
+    return '[truncated]' in frames or any(py_name(f) not in (None, '<module>') for f in frames)
+
+
+class Fidelity(unittest.TestCase):
+    def check_shares(self, stacks, measured, view):
+        total = sum(c for _, c in stacks)
+        for phase in PHASES:
+            got = sum(c for f, c in stacks if phase_of(f) == phase) / total
+            want = measured[phase] / measured['total']
+            self.assertLess(abs(got - want), 0.03,
+                            '%s view: %s has %.1f%% of the samples, measured %.1f%%'
+                            % (view, phase, 100 * got, 100 * want))
+
+    def check_complete(self, stacks, what):
+        work = [(f, c) for f, c in stacks if in_workload(f)]
+        total = sum(c for _, c in work)
+        good = sum(c for f, c in work if complete(f))
+        bad = sorted(((c, ';'.join(f)) for f, c in work if not complete(f)), reverse=True)
+        self.assertGreater(total, 1000)
+        self.assertGreaterEqual(good / total, 0.99,
+                                '%s: %.2f%% complete; worst: %s' % (what, 100.0 * good / total,
+                                                                     bad[:2]))
+
+
+class PyperfmapRecording(Fidelity):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_python.')
+        cls.data, cls.measured = record(cls.tmp, 'pyperfmap', ['-m', 'pyperfmap'])
+        out, cls.summary = pymerge('-v', '--weight', 'samples', '--view', 'python', cls.data)
+        cls.python = folded(out)
+        cls.mixed = folded(pymerge('--weight', 'samples', '--annotate', cls.data)[0])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_phase_shares_python_view(self):
+        self.check_shares(self.python, self.measured, 'python')
+
+    def test_phase_shares_mixed_view(self):
+        self.check_shares(self.mixed, self.measured, 'mixed')
+
+    def test_complete_python_stacks(self):
+        self.check_complete(self.python, 'python view')
+        self.check_complete(self.mixed, 'mixed view')
+
+    def test_summary(self):
+        self.assertIn('DWARF unwinding: ', self.summary)
+
+    def native_under(self, phase, test):
+        """Share of phase's samples (mixed view) with a leafward frame
+        passing test."""
+        n = hit = 0
+        for frames, c in self.mixed:
+            if phase_of(frames) != phase:
+                continue
+            below = frames[[py_name(f) for f in frames].index(phase) + 1:]
+            n += c
+            hit += c if any(test(f) for f in below) else 0
+        return hit / n
+
+    def test_c_library_under_its_python_frame(self):
+        sha = lambda f: 'sha256' in f.lower() or 'evp_digest' in f.lower()
+        self.assertGreater(self.native_under('phase_clib', sha), 0.9)
+        self.assertEqual(self.native_under('phase_arith', sha), 0)
+        self.assertEqual(self.native_under('phase_kernel', sha), 0)
+
+    def test_kernel_under_its_python_frame(self):
+        kernel = lambda f: f.endswith('_[k]')
+        write = lambda f: kernel(f) and 'write' in f
+        self.assertGreater(self.native_under('phase_kernel', kernel), 0.3)
+        self.assertGreater(self.native_under('phase_kernel', write), 0.1)
+        self.assertEqual(self.native_under('phase_arith', write), 0)
+        self.assertEqual(self.native_under('phase_clib', write), 0)
+
+    def test_options(self):
+        pid = self.measured['pid']
+        by_pid = folded(pymerge('--pid', '--view', 'python', self.data)[0])
+        self.assertTrue(all(f[0].endswith('-%d' % pid) for f, _ in by_pid))
+        by_tid = folded(pymerge('--tid', self.data)[0])
+        self.assertTrue(all(f[0].endswith('-%d/%d' % (pid, pid)) for f, _ in by_tid))
+        no_kernel = pymerge('--no-kernel', '--annotate', self.data)[0]
+        self.assertNotIn('_[k]', no_kernel)
+        self.assertIn('_[j]', no_kernel)
+        out = os.path.join(self.tmp, 'out.folded')
+        stdout = pymerge('--view', 'native', self.data)[0]
+        pymerge('--view', 'native', '-o', out, self.data)
+        with open(out) as f:
+            self.assertEqual(f.read(), stdout)
+        self.assertIn('_PyEval_EvalFrameDefault', stdout)
+        self.assertNotIn('_PyEval_EvalFrameDefault', pymerge('--view', 'python', '--no-native-leaf',
+                                                             self.data)[0])
+
+
+class CPythonPerfRecording(Fidelity):
+    """CPython's own -X perf trampolines: pymerge steps through them too."""
+
+    @classmethod
+    def setUpClass(cls):
+        version = subprocess.run([PYTHON, '-c', 'import sys; print(sys.version_info >= (3, 12))'],
+                                 check=True, stdout=subprocess.PIPE, universal_newlines=True)
+        if version.stdout.strip() != 'True':
+            raise unittest.SkipTest('no -X perf before 3.12')
+        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_xperf.')
+        cls.data, cls.measured = record(cls.tmp, 'xperf', ['-X', 'perf'])
+        cls.python = folded(pymerge('--weight', 'samples', '--view', 'python', cls.data)[0])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_unwinds_to_module(self):
+        self.check_complete(self.python, '-X perf')
+
+    def test_phase_shares(self):
+        self.check_shares(self.python, self.measured, 'python')
+
+
+if __name__ == '__main__':
+    PYTHON = sys.argv.pop(1)
+    unittest.main()
