@@ -140,6 +140,9 @@ static void sample(struct run *x, const struct pd_event *ev)
         int at_call = u->is_return && x->o->view.view != VIEW_NATIVE;
         x->ids[kept] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
                                 : symbols__frame(x->sy, t->proc, u->addr, u->kernel, at_call);
+        /* With kernel addresses hidden, one [kernel] frame says it all. */
+        if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
+            continue;
         x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
     }
     n = kept;

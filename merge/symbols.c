@@ -142,6 +142,7 @@ static int is_plumbing(const char *name)
         "method_vectorcall_NOARGS", "method_vectorcall_O", "method_vectorcall_FASTCALL",
         "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_VARARGS",
         "method_vectorcall_VARARGS_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
+        "object_vacall",
     };
     static const char *const prefix[] = {
         "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",

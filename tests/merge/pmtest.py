@@ -1,0 +1,89 @@
+"""Shared helpers for the pymerge test suites: run pymerge and perf, build
+the frame-pointer test program, fold `perf script` output the way
+stackcollapse-perf.pl does (stackcollapse.py)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import stackcollapse  # noqa: E402
+
+PYMERGE = os.environ.get('PYMERGE') or shutil.which('pymerge')
+# Every pymerge run is bounded: a hang is a failure, not a stuck CI job.
+TIMEOUT = 120
+
+
+def pymerge(*args, stdin=None, check=True, input=None):
+    """Run pymerge; returns the CompletedProcess (text)."""
+    p = subprocess.run([PYMERGE] + [str(a) for a in args], stdin=stdin, input=input,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
+                       errors='surrogateescape')
+    if check and p.returncode != 0:
+        raise AssertionError('pymerge %s exited %d: %s' % (' '.join(map(str, args)),
+                                                         p.returncode, p.stderr))
+    return p
+
+
+def perf_script(data, *fields):
+    """`perf script` output of data (with -F fields if given)."""
+    cmd = ['perf', 'script', '-i', str(data)]
+    if fields:
+        cmd += ['-F', ','.join(fields)]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          check=True, timeout=600, errors='surrogateescape').stdout
+
+
+def golden(data, pid=False, tid=False, event_filter=''):
+    """perf script | stackcollapse-perf.pl [--pid|--tid], in Python."""
+    if pid or tid:
+        # stackcollapse-perf.pl's documented way to get PIDs into perf script.
+        text = perf_script(data, 'comm', 'pid', 'tid', 'time', 'period', 'event', 'ip',
+                           'sym', 'dso')
+    else:
+        text = perf_script(data)
+    return stackcollapse.collapse(text.splitlines(True), pid=pid, tid=tid,
+                                  event_filter=event_filter)
+
+
+def record(out, cmd, *perf_args, env=None, cwd=None):
+    """perf record -o out [perf_args] -- cmd; returns out."""
+    subprocess.run(['perf', 'record', '-q', '-o', str(out)] + list(perf_args) + ['--'] + cmd,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env, cwd=cwd, timeout=600)
+    return out
+
+
+def parse_folded(text):
+    """{stack: weight} from folded text; every line must be well formed."""
+    out = {}
+    for line in text.splitlines():
+        stack, _, w = line.rpartition(' ')
+        assert stack and w.isdigit(), 'bad folded line %r' % line
+        assert stack not in out, 'duplicate stack %r' % stack
+        out[stack] = int(w)
+    return out
+
+
+FP_FLAGS = ['-O0', '-fno-omit-frame-pointer']
+
+
+def build_fp_program(dirname, tag=None):
+    """Compile pmprog and libpmwork.so with frame pointers; returns the path.
+    A tag makes the library's build id unique to this build."""
+    src = os.path.join(HERE, 'fp')
+    cc = os.environ.get('CC_TEST', 'cc')
+    tag_flags = ['-DPMTAG="%s"' % tag] if tag else []
+    subprocess.run([cc] + FP_FLAGS + tag_flags + ['-shared', '-fPIC', '-o',
+                   os.path.join(dirname, 'libpmwork.so'), os.path.join(src, 'pmwork.c')],
+                   check=True)
+    prog = os.path.join(dirname, 'pmprog')
+    subprocess.run([cc] + FP_FLAGS + ['-I', src, '-o', prog, os.path.join(src, 'pmprog.c'),
+                    '-L', dirname, '-lpmwork', '-Wl,-rpath,$ORIGIN', '-pthread'], check=True)
+    return prog
+
+
+def tempdir(prefix):
+    return tempfile.mkdtemp(prefix=prefix)

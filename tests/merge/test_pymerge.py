@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""pymerge on frame-pointer recordings made now, with real perf.
+
+Environment: PYMERGE (default: pymerge on PATH).
+
+The test program (tests/merge/fp/pmprog.c, built here with frame pointers)
+has a known call tree, makes system calls, calls into a shared library,
+starts a renamed thread and forks a renamed child.  It is recorded once in
+each of the ways pymerge reads (file mode, two events, -z, pipe mode), and
+every --view native result is compared with `perf script` folded the way
+stackcollapse-perf.pl folds it (stackcollapse.py): same lines, same values.
+"""
+import os
+import shutil
+import subprocess
+import unittest
+
+from pmtest import (build_fp_program, golden, parse_folded, perf_script, pymerge, record,
+                    tempdir)
+
+TMP = None
+PROG = None
+DATA = {}
+
+
+def setUpModule():
+    global TMP, PROG
+    TMP = tempdir('pymerge-fp-')
+    PROG = build_fp_program(TMP)
+    run = [PROG, '2']
+    DATA['fp'] = record(os.path.join(TMP, 'fp.data'), run, '-e', 'cpu-clock', '-F', '2999', '-g')
+    DATA['two'] = record(os.path.join(TMP, 'two.data'), run, '-e', 'cpu-clock,task-clock',
+                         '-F', '1999', '-g')
+    DATA['z'] = record(os.path.join(TMP, 'z.data'), run, '-z', '-e', 'cpu-clock', '-F', '2999',
+                       '-g')
+    with open(os.path.join(TMP, 'pipe.data'), 'wb') as f:
+        subprocess.run(['perf', 'record', '-q', '-o', '-', '-e', 'cpu-clock', '-F', '2999', '-g',
+                        '--'] + run, stdout=f, stderr=subprocess.DEVNULL, check=True, timeout=600)
+    DATA['pipe'] = os.path.join(TMP, 'pipe.data')
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def total(folded):
+    return sum(folded.values())
+
+
+class GoldenTest(unittest.TestCase):
+    """--view native equals perf script | stackcollapse-perf.pl."""
+
+    def check(self, data, *args, **golden_args):
+        want = golden(data, **golden_args)
+        got = pymerge('--view', 'native', *args, data).stdout
+        self.assertGreater(len(want.splitlines()), 10, 'too few stacks recorded')
+        if got != want:
+            w, g = parse_folded(want), parse_folded(got)
+            diff = ['- %s %d' % (k, v) for k, v in sorted(w.items()) if g.get(k) != v][:10]
+            diff += ['+ %s %d' % (k, v) for k, v in sorted(g.items()) if w.get(k) != v][:10]
+            self.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
+                      '\n'.join(diff))
+
+    def test_file_mode(self):
+        self.check(DATA['fp'])
+
+    def test_pid(self):
+        self.check(DATA['fp'], '--pid', pid=True)
+
+    def test_tid(self):
+        self.check(DATA['fp'], '--tid', tid=True)
+
+    def test_two_events_first_is_default(self):
+        self.check(DATA['two'])
+
+    def test_two_events_chosen(self):
+        self.check(DATA['two'], '--event', 'task-clock', event_filter='task-clock')
+
+    def test_compressed(self):
+        self.check(DATA['z'])
+
+    def test_pipe_mode_file(self):
+        with open(DATA['pipe'], 'rb') as f:
+            want = golden(DATA['pipe'])
+            got = pymerge('--view', 'native', '-', stdin=f).stdout
+        self.assertEqual(got, want)
+
+    def test_pipe_mode_live(self):
+        """perf record -o - | pymerge - : a real pipe, not a file."""
+        perf = subprocess.Popen(['perf', 'record', '-q', '-o', '-', '-e', 'cpu-clock', '-F',
+                                 '2999', '-g', '--', PROG, '1'], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        p = pymerge('--view', 'native', '-', stdin=perf.stdout)
+        perf.stdout.close()
+        self.assertEqual(perf.wait(timeout=120), 0)
+        got = parse_folded(p.stdout)
+        self.assertTrue(any('main;phase_cpu;spin' in k for k in got), p.stdout[:2000])
+
+
+class CallTreeTest(unittest.TestCase):
+    """The known call tree of pmprog comes out (mixed view, the default)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = pymerge(DATA['fp']).stdout
+        cls.folded = parse_folded(cls.out)
+
+    def weight(self, needle):
+        return sum(v for k, v in self.folded.items() if needle in k)
+
+    def test_user_frames(self):
+        for path in ('pmprog;__libc_start_call_main;main;phase_cpu;spin',
+                     'main;phase_lib;lib_work;lib_inner',
+                     'pm_worker;start_thread;thread_body;spin',
+                     'pm_child;__libc_start_call_main;main;phase_child;child_body;spin'):
+            self.assertGreater(self.weight(path), 0, path)
+
+    def test_shared_library_dominates_its_phase(self):
+        # phase_lib runs twice as long as phase_cpu's spin: a shape check
+        # that catches weights attached to the wrong frames.
+        lib, cpu = self.weight('phase_lib;lib_work'), self.weight('phase_cpu;spin')
+        self.assertGreater(lib, cpu * 1.2)
+
+    def test_kernel_frames_under_syscalls(self):
+        sys_stacks = [k for k in self.folded if ';phase_sys;' in k]
+        self.assertTrue(any('do_syscall_64' in k for k in sys_stacks))
+        kernel_first = [k.split(';').index('do_syscall_64') for k in sys_stacks
+                        if 'do_syscall_64' in k]
+        user_at = [k.split(';').index('phase_sys') for k in sys_stacks if 'do_syscall_64' in k]
+        self.assertTrue(all(a > b for a, b in zip(kernel_first, user_at)))
+
+    def test_sorted_and_deterministic(self):
+        lines = self.out.splitlines()
+        keys = [l.rpartition(' ')[0].encode() for l in lines]
+        self.assertEqual(keys, sorted(keys))
+        self.assertEqual(pymerge(DATA['fp']).stdout, self.out)
+
+    def test_views_keep_the_total(self):
+        want = total(self.folded)
+        for args in (['--view', 'native'], ['--view', 'python'], ['--no-kernel'],
+                     ['--view', 'python', '--no-native-leaf']):
+            self.assertEqual(total(parse_folded(pymerge(*args, DATA['fp']).stdout)), want, args)
+
+
+class OptionsTest(unittest.TestCase):
+
+    def test_weight_samples_counts_samples(self):
+        text = perf_script(DATA['fp'])
+        n = sum(1 for l in text.splitlines() if l and not l[0].isspace() and 'cpu-clock' in l)
+        got = total(parse_folded(pymerge('--weight', 'samples', DATA['fp']).stdout))
+        self.assertEqual(got, n)
+
+    def test_no_kernel(self):
+        native = parse_folded(pymerge('--view', 'native', DATA['fp']).stdout)
+        nok = parse_folded(pymerge('--view', 'native', '--no-kernel', DATA['fp']).stdout)
+        self.assertTrue(any('do_syscall_64' in k for k in native))
+        self.assertFalse(any('do_syscall_64' in k or 'entry_SYSCALL' in k for k in nok))
+        self.assertEqual(total(native), total(nok))
+
+    def test_annotate(self):
+        out = parse_folded(pymerge('--annotate', DATA['fp']).stdout)
+        frames = {f for k in out for f in k.split(';')}
+        self.assertIn('do_syscall_64_[k]', frames)
+        self.assertIn('spin', frames)
+        self.assertNotIn('do_syscall_64', frames)
+
+    def test_output_file(self):
+        path = os.path.join(TMP, 'out.folded')
+        p = pymerge('-o', path, DATA['fp'])
+        self.assertEqual(p.stdout, '')
+        with open(path) as f:
+            self.assertEqual(f.read(), pymerge(DATA['fp']).stdout)
+
+    def test_verbose_summary(self):
+        err = pymerge('-v', DATA['fp']).stderr
+        self.assertRegex(err, r'pymerge: \d+ samples \(cpu-clock\), 0 lost, [\d.]+% of frames '
+                              r'unknown, \d+ processes')
+
+    def test_unknown_event(self):
+        p = pymerge('--event', 'cycles', DATA['fp'], check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('no event named cycles', p.stderr)
+
+    def test_help_documents_every_option(self):
+        text = pymerge('--help').stdout
+        for opt in ('-o', '--view', '--no-native-leaf', '--pid', '--tid', '--no-kernel',
+                    '--annotate', '--event', '--weight', '--kallsyms', '--map-dir', '-v'):
+            self.assertIn(opt, text)
+        self.assertGreaterEqual(text.count('pymerge '), 12, 'an example per option')
+
+    def test_bad_usage(self):
+        self.assertEqual(pymerge('--view', 'sideways', DATA['fp'], check=False).returncode, 1)
+
+    def test_kallsyms_copy(self):
+        copy = os.path.join(TMP, 'kallsyms')
+        shutil.copy('/proc/kallsyms', copy)
+        self.assertEqual(pymerge('--kallsyms', copy, DATA['fp']).stdout,
+                         pymerge(DATA['fp']).stdout)
+
+    def test_kallsyms_hidden(self):
+        """What kptr_restrict shows an unprivileged user: zero addresses."""
+        hidden = os.path.join(TMP, 'kallsyms.hidden')
+        with open('/proc/kallsyms') as src, open(hidden, 'w') as dst:
+            for line in src:
+                dst.write('0000000000000000' + line[line.index(' '):])
+        p = pymerge('--kallsyms', hidden, DATA['fp'])
+        self.assertIn('kptr_restrict', p.stderr)
+        out = parse_folded(p.stdout)
+        self.assertTrue(any(k.endswith(';[kernel]') for k in out))
+        self.assertFalse(any('do_syscall_64' in k for k in out))
+        self.assertFalse(any('[kernel];[kernel]' in k for k in out))
+
+
+class BuildIdTest(unittest.TestCase):
+    """A library rebuilt after the recording: perf's build-id cache holds
+    the recorded one, or else its frames are reported, not misnamed."""
+
+    def rebuild(self, cache):
+        d = tempdir('pymerge-rebuilt-')
+        self.addCleanup(shutil.rmtree, d, True)
+        prog = build_fp_program(d, tag='%s-%d-%s' % (d, os.getpid(), cache))
+        data = record(os.path.join(d, 'r.data'), [prog, '1'], '-e', 'cpu-clock', '-F', '2999',
+                      '-g', *([] if cache else ['--no-buildid-cache']))
+        before = parse_folded(pymerge(data).stdout)
+        self.assertTrue(any('lib_work;lib_inner' in k for k in before))
+        src = os.path.join(d, 'other.c')            # same path, other code
+        with open(src, 'w') as f:
+            f.write('int other(int x) { return x * 3; }\n'
+                    'unsigned long lib_work(unsigned long n) { return n; }\n')
+        subprocess.run(['cc', '-shared', '-fPIC', '-o', os.path.join(d, 'libpmwork.so'), src],
+                       check=True)
+        return data, before
+
+    def test_rebuilt_library_is_reported_not_misnamed(self):
+        data, _ = self.rebuild(cache=False)
+        p = pymerge(data)
+        self.assertIn('libpmwork.so: rebuilt since the recording', p.stderr)
+        after = parse_folded(p.stdout)
+        self.assertFalse(any('lib_inner' in k for k in after))
+        self.assertTrue(any('phase_lib;[libpmwork.so]' in k for k in after))
+
+    def test_rebuilt_library_found_in_perf_buildid_cache(self):
+        data, before = self.rebuild(cache=True)
+        p = pymerge(data)
+        self.assertEqual(p.stderr, '')
+        self.assertEqual(parse_folded(p.stdout), before)
+
+
+if __name__ == '__main__':
+    unittest.main()
