@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""pymerge on bad input: truncated and corrupted copies of real recordings.
+
+Environment: PYMERGE (default: pymerge on PATH).
+
+Bad input must give one line "pymerge: FILE: offset N: what is wrong" and
+exit status 2; a missing tail must give a warning and the stacks read so
+far.  Never a crash (a signal, or a sanitizer's exit status), a hang or
+unbounded memory: every run is bounded in time and address space.
+"""
+import os
+import random
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import time
+import unittest
+
+from pmtest import PYMERGE, TIMEOUT, build_fp_program, parse_folded, pymerge, record, tempdir
+
+TMP = None
+FP = Z = PIPE = None
+PERF_RECORD_SAMPLE, COMPRESSED = 9, 81
+# Address space bound for the fuzz runs: the input is a few hundred KB, so
+# anything near this is an unbounded allocation.  (Sanitizers reserve
+# terabytes of shadow memory, so the limit only applies without them.)
+SANITIZED = 'sanitize' in os.environ.get('PYMERGE_SANITIZE', '') or \
+    b'__asan_init' in open(PYMERGE, 'rb').read()
+AS_LIMIT = 1 << 30
+
+
+def setUpModule():
+    global TMP, FP, Z, PIPE
+    TMP = tempdir('pymerge-bad-')
+    prog = build_fp_program(TMP)
+    FP = record(os.path.join(TMP, 'fp.data'), [prog, '1'], '-e', 'cpu-clock', '-F', '2999', '-g')
+    Z = record(os.path.join(TMP, 'z.data'), [prog, '1'], '-z', '-e', 'cpu-clock', '-F', '2999',
+               '-g')
+    PIPE = os.path.join(TMP, 'pipe.data')
+    with open(PIPE, 'wb') as f:
+        subprocess.run(['perf', 'record', '-q', '-o', '-', '-e', 'cpu-clock', '-F', '2999', '-g',
+                        '--', prog, '1'], stdout=f, stderr=subprocess.DEVNULL, check=True)
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def limit_memory():
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def run(path, *args):
+    """pymerge on path with bounded time and memory; never raises on status."""
+    return subprocess.run([PYMERGE] + list(args) + [path], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=TIMEOUT, preexec_fn=limit_memory,
+                          errors='surrogateescape')
+
+
+def variant(name, data):
+    path = os.path.join(TMP, name)
+    with open(path, 'wb') as f:
+        f.write(data)
+    return path
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def header(data):
+    """(data offset, data size) of a file-mode perf.data."""
+    return struct.unpack_from('<QQ', data, 40)
+
+
+def records(data):
+    """(offset, type, size) of each record in the data section."""
+    off, size = header(data)
+    end = off + size
+    out = []
+    while off + 8 <= end:
+        rtype, _, rsize = struct.unpack_from('<IHH', data, off)
+        out.append((off, rtype, rsize))
+        off += rsize
+    return out
+
+
+class BadInputTest(unittest.TestCase):
+
+    def assertBad(self, p, *needles):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(lines[0].startswith('pymerge: '), lines[0])
+        for n in needles:
+            self.assertIn(n, lines[0])
+        self.assertEqual(p.stdout, '')
+
+    def test_missing_file(self):
+        path = os.path.join(TMP, 'no-such.data')
+        self.assertBad(run(path), path, 'No such file')
+
+    def test_directory(self):
+        self.assertBad(run(TMP), 'directory')
+
+    def test_empty_file(self):
+        self.assertBad(run(variant('empty', b'')), 'offset 0', 'not a perf.data file')
+
+    def test_not_perf_data(self):
+        self.assertBad(run(variant('text', b'hello world\n' * 100)), 'offset 0',
+                       'not a perf.data file')
+
+    def test_unreadable(self):
+        if os.geteuid() == 0:
+            # root reads anything: make it unreadable in another way.
+            path = os.path.join(TMP, 'fifo-dir')
+            os.makedirs(path, exist_ok=True)
+            self.assertBad(run(path), 'directory')
+        else:
+            path = variant('unreadable', read(FP))
+            os.chmod(path, 0)
+            self.assertBad(run(path), 'Permission denied')
+
+    def test_other_endianness(self):
+        data = bytearray(read(FP))
+        data[0:8] = data[0:8][::-1]
+        self.assertBad(run(variant('swapped', bytes(data))), 'offset 0', 'endianness')
+
+    def test_truncated_header(self):
+        self.assertBad(run(variant('hdr', read(FP)[:60])), 'offset 0', 'file header')
+
+    def test_impossible_attr_size(self):
+        data = bytearray(read(FP))
+        struct.pack_into('<Q', data, 16, 1 << 40)
+        self.assertBad(run(variant('attrsize', bytes(data))), 'offset 16', 'attr size')
+
+    def test_impossible_attr_section(self):
+        data = bytearray(read(FP))
+        struct.pack_into('<Q', data, 32, 1 << 50)
+        self.assertBad(run(variant('attrsec', bytes(data))), 'offset 24', 'attr section')
+
+    def test_impossible_data_offset(self):
+        data = bytearray(read(FP))
+        struct.pack_into('<Q', data, 40, 1 << 60)
+        self.assertBad(run(variant('dataoff', bytes(data))), 'offset 40', 'data offset')
+
+    def test_record_size_zero(self):
+        data = bytearray(read(FP))
+        recs = records(bytes(data))
+        off = recs[len(recs) // 2][0]
+        struct.pack_into('<H', data, off + 6, 0)
+        self.assertBad(run(variant('size0', bytes(data))), 'offset %d' % off, 'record size 0')
+
+    def test_callchain_overflows_record(self):
+        data = bytearray(read(FP))
+        off = [o for o, t, s in records(bytes(data)) if t == PERF_RECORD_SAMPLE][10]
+        # sample_type IP|TID|TIME|CALLCHAIN|PERIOD: nr sits after 4 u64s.
+        struct.pack_into('<Q', data, off + 8 + 32, 1 << 20)
+        self.assertBad(run(variant('chain', bytes(data))), 'offset %d' % off, 'callchain')
+
+    def test_corrupt_compressed_record(self):
+        data = bytearray(read(Z))
+        off, _, size = [r for r in records(bytes(data)) if r[1] == COMPRESSED][0]
+        for i in range(off + 16, off + size):
+            data[i] ^= 0x5a
+        self.assertBad(run(variant('zbad', bytes(data))), 'offset %d' % off, 'compressed')
+
+    def test_file_mode_through_a_pipe(self):
+        with open(FP, 'rb') as f:
+            cat = subprocess.Popen(['cat'], stdin=f, stdout=subprocess.PIPE)
+            p = subprocess.run([PYMERGE, '-'], stdin=cat.stdout, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=TIMEOUT, errors='replace')
+            cat.stdout.close()
+            cat.wait()
+        self.assertBad(p, '<stdin>', 'pipe')
+
+
+class TruncatedTest(unittest.TestCase):
+    """A missing tail yields the stacks before it, with a warning."""
+
+    def check_prefix(self, full, cut):
+        self.assertEqual(cut.returncode, 0, cut.stderr)
+        self.assertRegex(cut.stderr, r'pymerge: .*(incomplete|ends inside)')
+        f, c = parse_folded(full.stdout), parse_folded(cut.stdout)
+        self.assertTrue(c)
+        self.assertLess(sum(c.values()), sum(f.values()))
+        # Records lost with the tail may have named some frames (a mapping
+        # written by another CPU's buffer), so only most stacks must match.
+        same = sum(v for k, v in c.items() if k in f and v <= f[k])
+        self.assertGreater(same, sum(c.values()) / 2)
+
+    def test_tail_cut_mid_record(self):
+        data = read(FP)
+        off, size = header(data)
+        self.check_prefix(run(FP), run(variant('cut', data[:off + size * 2 // 3 + 3])))
+
+    def test_pipe_tail_cut(self):
+        data = read(PIPE)
+        self.check_prefix(run(PIPE), run(variant('pipecut', data[:len(data) * 2 // 3 + 5])))
+
+    def test_compressed_tail_cut(self):
+        data = read(Z)
+        last = [o for o, t, s in records(data) if t == COMPRESSED][-1]
+        self.check_prefix(run(Z), run(variant('zcut', data[:last + 100])))
+
+    def test_header_never_finalised(self):
+        """What perf leaves when killed before it rewrites the header: data
+        size 0, no feature sections.  All records are still there."""
+        data = bytearray(read(FP))
+        off, size = header(bytes(data))
+        struct.pack_into('<Q', data, 48, 0)
+        p = run(variant('nosize', bytes(data[:off + size])))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('incomplete', p.stderr)
+        self.assertEqual(p.stdout, run(FP).stdout)
+
+    def test_perf_killed(self):
+        """A real perf record killed with SIGKILL mid-recording."""
+        data = os.path.join(TMP, 'killed.data')
+        perf = subprocess.Popen(['perf', 'record', '-q', '-o', data, '-e', 'cpu-clock', '-F',
+                                 '2999', '-g', '--', 'sh', '-c',
+                                 'while :; do ls -R /usr/lib >/dev/null; done'],
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(2)
+        os.killpg(perf.pid, signal.SIGKILL)
+        perf.wait()
+        p = run(data)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('pymerge: ', p.stderr)
+        self.assertTrue(parse_folded(p.stdout))
+
+
+class FuzzTest(unittest.TestCase):
+    """Random corruption anywhere: only exit 0 or 2, a pymerge message on
+    failure, and no crash, hang or runaway allocation."""
+
+    def fuzz(self, src, n, seed):
+        rnd = random.Random(seed)
+        data = read(src)
+        off, size = header(data) if data[8:16] != b'\x10' + b'\0' * 7 else (16, len(data) - 16)
+        for i in range(n):
+            d = bytearray(data)
+            for _ in range(rnd.randint(1, 8)):
+                where = rnd.randrange(0, len(d)) if rnd.random() < 0.2 else \
+                    rnd.randrange(off, min(off + size, len(d)))
+                width = rnd.choice((1, 2, 4, 8))
+                for k in range(width):
+                    if where + k < len(d):
+                        d[where + k] = rnd.randrange(256) if rnd.random() < 0.7 else 0xff
+            if rnd.random() < 0.2:
+                d = d[:rnd.randrange(len(d))]
+            p = run(variant('fuzz', bytes(d)))
+            msg = 'seed %d case %d: status %d, stderr %r' % (seed, i, p.returncode, p.stderr[-500:])
+            self.assertIn(p.returncode, (0, 2), msg)
+            if p.returncode == 2:
+                self.assertTrue(p.stderr.startswith('pymerge: '), msg)
+            else:
+                parse_folded(p.stdout)
+
+    def test_fuzz_file_mode(self):
+        self.fuzz(FP, 120, 1)
+
+    def test_fuzz_compressed(self):
+        self.fuzz(Z, 60, 2)
+
+    def test_fuzz_pipe_mode(self):
+        self.fuzz(PIPE, 60, 3)
+
+
+if __name__ == '__main__':
+    unittest.main()
