@@ -267,6 +267,11 @@ static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
     for (int i = 0; i < CFI_NREGS; i++)
         if (compile_reg(c, f, i == CFI_REG_RA ? ra : i, r, i) != 0)
             return -1;
+    if (r->regs[CFI_REG_RSP].how == CFI_SAME)
+        r->regs[CFI_REG_RSP] = (struct cfi_reg_rule){0, CFI_VAL_CFA, 0};
+    for (int i = 0; i < CFI_NREGS; i++)
+        if (r->regs[i].how != CFI_SAME)
+            r->changed |= 1u << i;
     return 0;
 }
 

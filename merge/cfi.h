@@ -26,7 +26,8 @@
 #define CFI_REG_RA 16
 #define CFI_CFA_EXPR 0xff   /* cfa_reg value: the CFA is expression cfa_off */
 
-/* Where the caller's value of one register is. */
+/* Where the caller's value of one register is.  The stack pointer is never
+ * CFI_SAME: without a rule for it, the caller's sp is the CFA (x86-64). */
 enum cfi_how {
     CFI_SAME = 0,   /* unchanged by this frame */
     CFI_UNDEF,      /* not recoverable; for the return address: outermost frame */
@@ -47,6 +48,7 @@ struct cfi_rule {
     int32_t cfa_off;    /* CFA = value(cfa_reg) + cfa_off, or expression index */
     uint8_t cfa_reg;    /* DWARF register, or CFI_CFA_EXPR */
     uint8_t signal;     /* signal frame: the caller's pc is exact, not a return address */
+    uint32_t changed;   /* bit i: regs[i].how is not CFI_SAME (the rest stay as they are) */
     struct cfi_reg_rule regs[CFI_NREGS];
 };
 

@@ -58,6 +58,7 @@ struct walk {
     uint64_t lo, size;          /* the copy covers [lo, lo + size) */
     uint64_t r[CFI_NREGS];
     uint32_t valid;             /* bit i: r[i] is known */
+    struct unwind_map elf;      /* the last ELF mapping looked up (kind 0: none) */
 };
 
 /* DWARF register of each perf_event_x86_regs index (AX BX CX DX SI DI BP
@@ -126,7 +127,10 @@ static enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, ui
 {
     *val = 0;
     if (addr >= w->lo && w->size >= len && addr - w->lo <= w->size - len) {
-        memcpy(val, w->stack + (addr - w->lo), len);
+        if (len == 8)   /* the usual case, as one load */
+            memcpy(val, w->stack + (addr - w->lo), 8);
+        else
+            memcpy(val, w->stack + (addr - w->lo), len);
         return UNWIND_ROOT;
     }
     struct unwind_map m;
@@ -266,13 +270,14 @@ static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *
     return UNWIND_ROOT;
 }
 
-/* Registers of the caller of the current frame, by an ELF rule.  Only a
- * missing return address or CFA is fatal: other registers just become
- * unknown, which matters only if a caller's CFA needs them. */
+/* Registers of the caller of the current frame, by an ELF rule: only
+ * those the rule changes are computed.  Only a missing return address or
+ * CFA is fatal: other registers just become unknown, which matters only
+ * if a caller's CFA needs them. */
 static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const struct cfi_rule *rule)
 {
     uint64_t cfa, nr[CFI_NREGS];
-    uint32_t nvalid = 0;
+    uint32_t known = 0;
     enum unwind_stop rc;
     if (rule->cfa_reg == CFI_CFA_EXPR) {
         if ((rc = eval(w, cfi__expr(c, rule->cfa_off), NULL, &cfa)) != UNWIND_ROOT)
@@ -282,17 +287,14 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
             return UNWIND_BAD_FRAME;
         cfa = w->r[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_off;
     }
-    for (int i = 0; i < CFI_NREGS; i++) {
+    /* New values go to nr first: rules read the callee's registers. */
+    for (uint32_t i = 0, todo = rule->changed; todo; i++, todo >>= 1) {
+        if (!(todo & 1))
+            continue;
         const struct cfi_reg_rule *rr = &rule->regs[i];
         uint64_t addr = cfa + (uint64_t)(int64_t)rr->off;
         rc = UNWIND_ROOT;
         switch (rr->how) {
-        case CFI_SAME:
-            /* x86-64: the caller's sp is the CFA unless CFI says otherwise. */
-            nr[i] = i == CFI_REG_RSP ? cfa : w->r[i];
-            if (i == CFI_REG_RSP || reg_known(w, (uint64_t)i))
-                nvalid |= 1u << i;
-            continue;
         case CFI_UNDEF:
             continue;
         case CFI_AT_CFA:
@@ -315,12 +317,14 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
             break;
         }
         if (rc == UNWIND_ROOT)
-            nvalid |= 1u << i;
+            known |= 1u << i;
         else if (i == CFI_REG_RA)
             return rc;
     }
-    memcpy(w->r, nr, sizeof(nr));
-    w->valid = nvalid;
+    for (uint32_t i = 0, todo = rule->changed; todo; i++, todo >>= 1)
+        if (known >> i & 1)
+            w->r[i] = nr[i];
+    w->valid = (w->valid & ~rule->changed) | known;
     return UNWIND_ROOT;
 }
 
@@ -349,11 +353,16 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
 {
     struct unwind_map m;
     *signal = 0;
-    if (w->lookup(w->ctx, at, &m) != 0)
+    /* Callers often sit in the same library as their callee: ask the
+     * lookup only when the last ELF mapping of this walk does not hold at. */
+    if (w->elf.kind && at - w->elf.start < w->elf.end - w->elf.start)
+        m = w->elf;
+    else if (w->lookup(w->ctx, at, &m) != 0)
         return UNWIND_NO_MAP;
     switch (m.kind) {
     case UNWIND_MAP_ELF: {
         struct cfi *c = dso_cfi(w->u, &m);
+        w->elf = m;
         uint64_t off = at - m.start + m.pgoff;
         const struct cfi_rule *rule = c ? cfi__rule(c, off) : NULL;
         if (!rule && c && cfi__is_entry(c, off)) {
