@@ -62,19 +62,29 @@ def ours(frame):
     return name if name in OURS else None
 
 
+def build_dwprog(tmp):
+    """Build dwprog and its library into tmp without frame pointers."""
+    flags = ['-O2', '-fomit-frame-pointer', '-g', '-I', SRC]
+    run(['gcc'] + flags + ['-fPIC', '-shared', '-o', os.path.join(tmp, 'libdwwork.so'),
+                           os.path.join(SRC, 'libdwwork.c')])
+    prog = os.path.join(tmp, 'dwprog')
+    run(['gcc'] + flags + ['-o', prog, os.path.join(SRC, 'dwprog.c'), '-L', tmp,
+                           '-ldwwork', '-Wl,-rpath,$ORIGIN', '-pthread'])
+    return prog
+
+
+def record_dwarf(data, cmd, stack=32768):
+    run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999', '--call-graph',
+         'dwarf,%d' % stack, '-o', data] + cmd, stderr=subprocess.DEVNULL)
+
+
 class DwarfC(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_c.')
-        flags = ['-O2', '-fomit-frame-pointer', '-g', '-I', SRC]
-        run(['gcc'] + flags + ['-fPIC', '-shared', '-o', os.path.join(cls.tmp, 'libdwwork.so'),
-                               os.path.join(SRC, 'libdwwork.c')])
-        cls.prog = os.path.join(cls.tmp, 'dwprog')
-        run(['gcc'] + flags + ['-o', cls.prog, os.path.join(SRC, 'dwprog.c'), '-L', cls.tmp,
-                               '-ldwwork', '-Wl,-rpath,$ORIGIN', '-pthread'])
+        cls.prog = build_dwprog(cls.tmp)
         cls.data = os.path.join(cls.tmp, 'perf.data')
-        run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999', '--call-graph', 'dwarf,32768',
-             '-o', cls.data, cls.prog, '2'], stderr=subprocess.DEVNULL)
+        record_dwarf(cls.data, [cls.prog, '2'])
         p = subprocess.run([PYMERGE, '-v', '--view', 'native', cls.data], check=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
         cls.folded, cls.summary = parse_folded(p.stdout), p.stderr
