@@ -105,17 +105,26 @@ static Elf_Scn *section_of_type(const struct elf_file *f, Elf64_Word type, GElf_
     return NULL;
 }
 
-static int is_text_section(const struct elf_file *f, size_t ndx)
+/* Whether section ndx occupies memory, and whether it is text or data. */
+static void section_kind(const struct elf_file *f, size_t ndx, int *alloc, int *text_or_data)
 {
     GElf_Shdr sh;
     Elf_Scn *scn = elf_getscn(f->elf, ndx);
     const char *n;
-    return scn && gelf_getshdr(scn, &sh) && (n = elf_strptr(f->elf, f->shstrndx, sh.sh_name)) &&
-           strstr(n, "text") != NULL;
+    *alloc = *text_or_data = 0;
+    if (!scn || !gelf_getshdr(scn, &sh))
+        return;
+    *alloc = (sh.sh_flags & SHF_ALLOC) != 0;
+    n = elf_strptr(f->elf, f->shstrndx, sh.sh_name);
+    *text_or_data = n && (strstr(n, "text") || strstr(n, "data"));
 }
 
-/* perf's dso__load_sym filter: functions and objects with a name and a
- * section, and untyped labels inside text sections. */
+/*
+ * perf's dso__load_sym filter: named functions and objects, and labels
+ * (untyped, visible symbols) in text or data sections; never absolute
+ * symbols (version names such as OPENSSL_3.0.9) or symbols of sections
+ * that are not loaded (.gnu.warning.*).
+ */
 static int load_symbols(struct elf_image *img, const struct elf_file *f, Elf_Scn *scn,
                         const GElf_Shdr *sh)
 {
@@ -125,15 +134,20 @@ static int load_symbols(struct elf_image *img, const struct elf_file *f, Elf_Scn
     size_t n = sh->sh_size / sh->sh_entsize, loaded = 0;
     for (size_t i = 0; i < n; i++) {
         GElf_Sym s;
+        int alloc, text_or_data;
         if (!gelf_getsym(d, (int)i, &s))
             break;
-        int type = GELF_ST_TYPE(s.st_info);
-        if (s.st_name == 0 || s.st_shndx == SHN_UNDEF)
+        int type = GELF_ST_TYPE(s.st_info), vis = GELF_ST_VISIBILITY(s.st_other);
+        int is_label = type == STT_NOTYPE && vis != STV_HIDDEN && vis != STV_INTERNAL;
+        if (s.st_name == 0 || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS ||
+            s.st_shndx >= SHN_LORESERVE)
             continue;
-        int keep = type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_OBJECT ||
-                   (type == STT_NOTYPE && s.st_shndx != SHN_ABS && s.st_shndx < SHN_LORESERVE &&
-                    is_text_section(f, s.st_shndx));
-        const char *name = keep ? elf_strptr(f->elf, sh->sh_link, s.st_name) : NULL;
+        if (!is_label && type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT)
+            continue;
+        section_kind(f, s.st_shndx, &alloc, &text_or_data);
+        if (!alloc || (is_label && !text_or_data))
+            continue;
+        const char *name = elf_strptr(f->elf, sh->sh_link, s.st_name);
         if (!name || !*name)
             continue;
         symtab__add(&img->syms, s.st_value, s.st_size, (uint8_t)GELF_ST_BIND(s.st_info),

@@ -87,3 +87,11 @@ def build_fp_program(dirname, tag=None):
 
 def tempdir(prefix):
     return tempfile.mkdtemp(prefix=prefix)
+
+
+def folded_diff(want, got, limit=10):
+    """The lines that differ between two folded outputs, for a failure message."""
+    w, g = parse_folded(want), parse_folded(got)
+    diff = ['- %s %d' % (k, v) for k, v in sorted(w.items()) if g.get(k) != v][:limit]
+    diff += ['+ %s %d' % (k, v) for k, v in sorted(g.items()) if w.get(k) != v][:limit]
+    return '\n'.join(diff)

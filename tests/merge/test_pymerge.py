@@ -15,8 +15,8 @@ import shutil
 import subprocess
 import unittest
 
-from pmtest import (build_fp_program, golden, parse_folded, perf_script, pymerge, record,
-                    tempdir)
+from pmtest import (build_fp_program, folded_diff, golden, parse_folded, perf_script, pymerge,
+                    record, tempdir)
 
 TMP = None
 PROG = None
@@ -55,11 +55,8 @@ class GoldenTest(unittest.TestCase):
         got = pymerge('--view', 'native', *args, data).stdout
         self.assertGreater(len(want.splitlines()), 10, 'too few stacks recorded')
         if got != want:
-            w, g = parse_folded(want), parse_folded(got)
-            diff = ['- %s %d' % (k, v) for k, v in sorted(w.items()) if g.get(k) != v][:10]
-            diff += ['+ %s %d' % (k, v) for k, v in sorted(g.items()) if w.get(k) != v][:10]
             self.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
-                      '\n'.join(diff))
+                      folded_diff(want, got))
 
     def test_file_mode(self):
         self.check(DATA['fp'])

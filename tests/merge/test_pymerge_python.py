@@ -22,7 +22,7 @@ import subprocess
 import sys
 import unittest
 
-from pmtest import HERE, golden, parse_folded, pymerge, record, tempdir
+from pmtest import HERE, folded_diff, golden, parse_folded, pymerge, record, tempdir
 
 PYTHON = None
 WORK = os.path.join(HERE, 'py', 'work.py')
@@ -65,14 +65,19 @@ def tearDownModule():
 
 class FramePointerTest(unittest.TestCase):
 
+    def check(self, data):
+        want, got = golden(data), pymerge('--view', 'native', data).stdout
+        if want != got:
+            self.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
+                      folded_diff(want, got))
+
     def test_native_equals_perf_script(self):
-        self.assertEqual(pymerge('--view', 'native', DATA['fp']).stdout, golden(DATA['fp']))
+        self.check(DATA['fp'])
 
     def test_cpython_perf_trampolines_native(self):
         if 'xperf' not in DATA:
             self.skipTest('-X perf needs CPython 3.12+')
-        self.assertEqual(pymerge('--view', 'native', DATA['xperf']).stdout,
-                         golden(DATA['xperf']))
+        self.check(DATA['xperf'])
 
     def test_mixed_names_python_frames_readably(self):
         out = pymerge(DATA['fp']).stdout
@@ -108,7 +113,8 @@ class PythonViewTest(unittest.TestCase):
         out = parse_folded(pymerge('--view', 'python', '--no-native-leaf', DATA['dwarf']).stdout)
         for k in out:
             for f in k.split(';')[1:]:
-                self.assertRegex(f, PY_FRAME, k)
+                if f != '[truncated]':      # DWARF: an incomplete stack's root
+                    self.assertRegex(f, PY_FRAME, k)
         self.assertEqual(sum(out.values()), sum(self.python.values()))
 
     def test_mixed_drops_plumbing_next_to_python_frames(self):
