@@ -562,16 +562,18 @@ struct raw {
 static int decompress(struct perf_reader *r, const struct raw *rec)
 {
     size_t hdr = rec->type == REC_COMPRESSED2 ? 16 : 8;
-    size_t n = rec->size - hdr;
     if (rec->size < hdr) {
         set_err(r, rec->off, "compressed record of %u bytes is too short", rec->size);
         return -1;
     }
+    size_t n = rec->size - hdr;
     if (rec->type == REC_COMPRESSED2 && rd64(rec->p + 8) < n)
         n = (size_t)rd64(rec->p + 8);
-    memmove(r->z, r->z + r->zpos, r->zlen - r->zpos);
-    r->zlen -= r->zpos;
-    r->zpos = 0;
+    if (r->zpos) {                      /* keep the unfinished record, if any */
+        memmove(r->z, r->z + r->zpos, r->zlen - r->zpos);
+        r->zlen -= r->zpos;
+        r->zpos = 0;
+    }
     r->zoff = rec->off;
     ZSTD_inBuffer in = {rec->p + hdr, n, 0};
     while (in.pos < in.size) {

@@ -103,6 +103,8 @@ static uint32_t root_frame(struct run *x, const struct thread *t)
             *c = '_';
         else if (*c == ';')
             *c = ':';
+        else if ((unsigned char)*c < ' ')
+            *c = '?';
     *m = (struct root_memo){t->comm, t->pid, t->tid, symbols__named(x->sy, buf, FRAME_ROOT)};
     return m->frame;
 }

@@ -115,7 +115,9 @@ static const char *tidy(struct symbols *sy, const char *in)
             break;              /* the argument list is noise */
         if (c == '"' || c == '\'')
             continue;
-        buf[n++] = c == ';' ? ':' : c;
+        /* ';' separates frames and a newline ends the line: neither may
+         * appear in a name (a corrupt file can put both in a path). */
+        buf[n++] = c == ';' ? ':' : (unsigned char)c < ' ' ? '?' : c;
     }
     const char *out = intern(sy, buf, n);
     if (buf != stack_buf)
@@ -178,6 +180,8 @@ static const char *python_display(struct symbols *sy, const char *perf_name)
     for (char *c = buf; *c; c++)
         if (*c == ';')
             *c = ':';
+        else if ((unsigned char)*c < ' ')
+            *c = '?';
     return intern(sy, buf, strlen(buf));
 }
 
