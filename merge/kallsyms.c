@@ -63,12 +63,13 @@ static int hexval(char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int kallsyms__load(struct symtab *t, const char *path, int *hidden)
+int kallsyms__load(struct symtab *t, const char *path, int *hidden, uint64_t *text)
 {
     size_t len, n_lines = 0, n_zero = 0;
     char *buf = slurp(path, &len);
 
     *hidden = 0;
+    *text = 0;
     if (!buf)
         return -1;
     strarena__adopt(&t->names, buf);
@@ -96,6 +97,8 @@ int kallsyms__load(struct symtab *t, const char *path, int *hidden)
         const char *name = p + 3;
         if (!*name || name[0] == '$')   /* ARM mapping symbols */
             continue;
+        if (!*text && strcmp(name, "_text") == 0)
+            *text = addr;
         /* The module tag stays in the name until symtab__finish has seen
          * where the kernel ends and the modules begin. */
         uint8_t bind = up == 'W' ? STB_WEAK : isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;

@@ -227,7 +227,14 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         session__add_build_id(x->s, b->filename, b->id, b->size);
     }
-    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->view.no_kernel};
+    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->view.no_kernel, NULL, 0};
+    for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
+        const struct pd_build_id *b = perf_reader__build_id(x->r, i);
+        if (strcmp(b->filename, "[kernel.kallsyms]") == 0) {
+            so.kernel_build_id = b->id;
+            so.kernel_build_id_size = b->size;
+        }
+    }
     x->sy = symbols__new(&so);
     x->st = stacks__new();
     uint64_t count = 0;
@@ -236,6 +243,9 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
             sample(x, &ev);
         else
             session__apply(x->s, &ev);
+        if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
+            strncmp(ev.u.mmap.filename, "[kernel.kallsyms]", 17) == 0)
+            symbols__kernel_text(x->sy, ev.u.mmap.pgoff);
         if (tty && (++count & 0xfff) == 0)
             progress(x, 0);
     }

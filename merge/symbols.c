@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { UNLOADED, LOADED, FAILED };
 
@@ -44,7 +45,11 @@ struct symbols {
     struct dso_syms *dsos;
     size_t n_dsos;
     struct symtab kernel;       /* loaded by a thread: see kernel_loader */
+    char kernel_path[4200];     /* the kallsyms file read */
     int kernel_state, kernel_hidden, kernel_errno;
+    uint64_t kernel_text;       /* _text in the kallsyms read */
+    uint64_t recorded_text;     /* _text in the recording, 0: unknown */
+    uint64_t kernel_shift;      /* recorded address - kallsyms address */
     pthread_t kernel_loader;
     int kernel_loading;         /* the loader thread runs and must be joined */
     struct cache_slot *cache;
@@ -54,11 +59,42 @@ struct symbols {
 
 static void *kernel_loader(void *arg);
 
+/*
+ * --kallsyms FILE; else the copy perf's build-id cache keeps of the
+ * recorded kernel's kallsyms (~/.debug/[kernel.kallsyms]/ID/kallsyms),
+ * which is what perf reads too and is a plain file, not 50 ms of kernel
+ * formatting; else /proc/kallsyms.
+ */
+static void kallsyms_path(struct symbols *sy)
+{
+    const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+    char hex[41];
+    if (sy->opts.kallsyms) {
+        snprintf(sy->kernel_path, sizeof(sy->kernel_path), "%s", sy->opts.kallsyms);
+        return;
+    }
+    for (int i = 0; i < sy->opts.kernel_build_id_size && i < 20; i++)
+        sprintf(hex + 2 * i, "%02x", sy->opts.kernel_build_id[i]);
+    if (sy->opts.kernel_build_id_size) {
+        hex[2 * sy->opts.kernel_build_id_size] = 0;
+        if (dir)
+            snprintf(sy->kernel_path, sizeof(sy->kernel_path), "%s/[kernel.kallsyms]/%s/kallsyms",
+                     dir, hex);
+        else
+            snprintf(sy->kernel_path, sizeof(sy->kernel_path),
+                     "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home ? home : "", hex);
+        if (access(sy->kernel_path, R_OK) == 0)
+            return;
+    }
+    snprintf(sy->kernel_path, sizeof(sy->kernel_path), "/proc/kallsyms");
+}
+
 struct symbols *symbols__new(const struct symbols_opts *opts)
 {
     struct symbols *sy = xcalloc(1, sizeof(*sy));
     sy->opts = *opts;
     sy->names = intern__new();
+    kallsyms_path(sy);
     /* Reading /proc/kallsyms costs the kernel ~50 ms of formatting: do it
      * on the other core while the data is being read. */
     if (opts->preload_kernel &&
@@ -299,16 +335,15 @@ static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *
 static void *kernel_loader(void *arg)
 {
     struct symbols *sy = arg;
-    const char *path = sy->opts.kallsyms ? sy->opts.kallsyms : "/proc/kallsyms";
     sy->kernel_errno = 0;
-    if (kallsyms__load(&sy->kernel, path, &sy->kernel_hidden) < 0)
+    if (kallsyms__load(&sy->kernel, sy->kernel_path, &sy->kernel_hidden, &sy->kernel_text) < 0)
         sy->kernel_errno = errno ? errno : EIO;
     return NULL;
 }
 
 static void load_kernel(struct symbols *sy)
 {
-    const char *path = sy->opts.kallsyms ? sy->opts.kallsyms : "/proc/kallsyms";
+    const char *path = sy->kernel_path;
     if (sy->kernel_loading) {
         pthread_join(sy->kernel_loader, NULL);
         sy->kernel_loading = 0;
@@ -324,7 +359,14 @@ static void load_kernel(struct symbols *sy)
                "are shown as [kernel] (try --kallsyms with a copy saved as root)", path);
     } else {
         sy->kernel_state = LOADED;
+        if (sy->recorded_text && sy->kernel_text)
+            sy->kernel_shift = sy->recorded_text - sy->kernel_text;
     }
+}
+
+void symbols__kernel_text(struct symbols *sy, uint64_t text)
+{
+    sy->recorded_text = text;
 }
 
 /* ---- the cache ---------------------------------------------------------- */
@@ -359,7 +401,7 @@ static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
         load_kernel(sy);
     if (sy->kernel_hidden)
         return symbols__named(sy, "[kernel]", FRAME_KERNEL);
-    const struct sym *s = symtab__find(&sy->kernel, addr);
+    const struct sym *s = symtab__find(&sy->kernel, addr - sy->kernel_shift);
     if (!s)
         return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL);
     return symbol_frame(sy, s->name, FRAME_KERNEL);

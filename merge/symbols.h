@@ -38,6 +38,8 @@ struct symbols_opts {
     const char *data_dir;       /* directory of the perf.data file, or NULL */
     const char *map_dir;        /* --map-dir, or NULL */
     int preload_kernel;         /* start reading kallsyms at once, in a thread */
+    const uint8_t *kernel_build_id;   /* recorded; selects perf's cached kallsyms */
+    uint8_t kernel_build_id_size;
 };
 
 struct symbols;
@@ -66,5 +68,10 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct proces
                                          uint64_t addr, uint64_t *entry);
 
 int symbols__kernel_hidden(const struct symbols *sy);
+
+/* Where the recorded kernel's _text was (the pgoff of perf's
+ * [kernel.kallsyms]_text MMAP record): kallsyms of another boot is
+ * shifted by the difference (KASLR). */
+void symbols__kernel_text(struct symbols *sy, uint64_t text);
 
 #endif

@@ -194,6 +194,17 @@ class OptionsTest(unittest.TestCase):
         self.assertEqual(pymerge('--kallsyms', copy, DATA['fp']).stdout,
                          pymerge(DATA['fp']).stdout)
 
+    def test_kallsyms_of_another_boot(self):
+        """KASLR puts the kernel elsewhere at each boot: a kallsyms saved
+        then is shifted by the recording's own _text address."""
+        shifted = os.path.join(TMP, 'kallsyms.shifted')
+        with open('/proc/kallsyms') as src, open(shifted, 'w') as dst:
+            for line in src:
+                addr, rest = line.split(' ', 1)
+                dst.write('%016x %s' % ((int(addr, 16) + 0x3400000) % (1 << 64), rest))
+        self.assertEqual(pymerge('--kallsyms', shifted, DATA['fp']).stdout,
+                         pymerge(DATA['fp']).stdout)
+
     def test_kallsyms_hidden(self):
         """What kptr_restrict shows an unprivileged user: zero addresses."""
         hidden = os.path.join(TMP, 'kallsyms.hidden')
