@@ -1,9 +1,14 @@
 /* unwind.c - frame-pointer callchains into frames (see unwind.h). */
 #include "unwind.h"
 
-static int is_kernel_mode(uint16_t cpumode)
+/* A frame at ip, interrupted or called in the given cpumode. */
+static struct uframe frame(uint64_t ip, uint16_t mode, int is_return)
 {
-    return cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_HYPERVISOR;
+    return (struct uframe){ip,
+                           mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_HYPERVISOR,
+                           mode == PERF_RECORD_MISC_GUEST_KERNEL ||
+                               mode == PERF_RECORD_MISC_GUEST_USER,
+                           (uint8_t)is_return};
 }
 
 size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, size_t max)
@@ -15,9 +20,7 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
     if (!s->ips || s->nr == 0) {
         if (max == 0)
             return 0;
-        out[0] = (struct uframe){s->ip, (uint8_t)is_kernel_mode(mode),
-                                 mode == PERF_RECORD_MISC_GUEST_KERNEL ||
-                                     mode == PERF_RECORD_MISC_GUEST_USER, 0};
+        out[0] = frame(s->ip, mode, 0);
         return 1;
     }
     for (uint64_t i = 0; i < s->nr && n < max; i++) {
@@ -46,10 +49,7 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
             first = 1;
             continue;
         }
-        out[n++] = (struct uframe){ip, (uint8_t)is_kernel_mode(mode),
-                                   mode == PERF_RECORD_MISC_GUEST_KERNEL ||
-                                       mode == PERF_RECORD_MISC_GUEST_USER,
-                                   (uint8_t)!first};
+        out[n++] = frame(ip, mode, !first);
         first = 0;
     }
     return n;
