@@ -576,7 +576,9 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
     }
     r->zoff = rec->off;
     ZSTD_inBuffer in = {rec->p + hdr, n, 0};
-    while (in.pos < in.size) {
+    /* Until the input is used up and zstd has flushed all it holds: a
+     * call that fills the output may keep decompressed bytes back. */
+    for (;;) {
         if (r->zcap - r->zlen < 65536) {
             if (r->zcap >= MAX_DECOMPRESSED) {
                 set_err(r, rec->off, "compressed record expands beyond %u bytes",
@@ -586,12 +588,15 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
             GROW(r->z, r->zcap, r->zlen + 65536);
         }
         ZSTD_outBuffer out = {r->z + r->zlen, r->zcap - r->zlen, 0};
+        size_t before = in.pos;
         size_t ret = ZSTD_decompressStream(r->zs, &out, &in);
         if (ZSTD_isError(ret)) {
             set_err(r, rec->off, "compressed record: %s", ZSTD_getErrorName(ret));
             return -1;
         }
         r->zlen += out.pos;
+        if (out.pos < out.size && (in.pos == in.size || in.pos == before))
+            break;
     }
     return 0;
 }

@@ -109,7 +109,7 @@ class CallTreeTest(unittest.TestCase):
         for path in ('pmprog;__libc_start_call_main;main;phase_cpu;spin',
                      'main;phase_lib;lib_work;lib_inner',
                      'pm_worker;start_thread;thread_body;spin',
-                     'pm_child;__libc_start_call_main;main;phase_child;child_body;spin'):
+                     'pm_child;__libc_start_call_main;main;child_body;spin'):
             self.assertGreater(self.weight(path), 0, path)
 
     def test_shared_library_dominates_its_phase(self):
