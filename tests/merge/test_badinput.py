@@ -179,6 +179,32 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(p, '<stdin>', 'pipe')
 
 
+class LostTest(unittest.TestCase):
+
+    def test_lost_records_are_counted(self):
+        """A LOST record (as perf writes when its buffer overflows), put at
+        the start of the data section of a real file."""
+        data = bytearray(read(FP))
+        off, size = header(bytes(data))
+        # {header; u64 id; u64 lost} + the sample_id trailer (TID, TIME)
+        lost = struct.pack('<IHHQQIIQ', 2, 0, 40, 0, 1234, 0, 0, 1)
+        data[off:off] = lost
+        struct.pack_into('<Q', data, 48, size + len(lost))
+        # The feature table follows the data; its sections are absolute.
+        bits = struct.unpack_from('<4Q', data, 72)
+        n_feat = sum(bin(b).count('1') for b in bits)
+        table = off + size + len(lost)
+        for i in range(n_feat):
+            f_off, = struct.unpack_from('<Q', data, table + 16 * i)
+            struct.pack_into('<Q', data, table + 16 * i, f_off + len(lost))
+        path = variant('lost', bytes(data))
+        p = run(path, '-v')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(', 1234 lost,', p.stderr)
+        self.assertEqual(p.stdout, run(FP).stdout)
+        self.assertIn('1234 samples were lost', run(path).stderr)
+
+
 class TruncatedTest(unittest.TestCase):
     """A missing tail yields the stacks before it, with a warning."""
 
