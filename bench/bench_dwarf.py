@@ -20,28 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_pymerge import best  # noqa: E402  (timing and peak RSS, shared)
+
 WORKLOAD = os.path.join(HERE, '..', 'tests', 'merge', 'dwarf', 'phases.py')
 FOLD = os.path.join(HERE, '..', 'tests', 'merge', 'stackcollapse.py')
-
-
-def measure(cmd):
-    """(wall seconds, peak RSS in MiB of the command and its children)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(['sh', '-c', cmd], stdout=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    p.returncode = status
-    if status != 0:
-        sys.exit('bench_dwarf: failed (%d): %s' % (status, cmd))
-    return wall, ru.ru_maxrss / 1024.0
-
-
-def best(cmd, runs):
-    results = [measure(cmd) for _ in range(runs)]
-    return min(r[0] for r in results), max(r[1] for r in results)
 
 
 def record(args, tmp):
@@ -81,6 +66,7 @@ def main():
     args = ap.parse_args()
 
     tmp = args.keep or tempfile.mkdtemp(prefix='bench_dwarf.')
+    os.makedirs(tmp, exist_ok=True)
     try:
         data, size, seconds = record(args, tmp)
         samples = count_samples(data)
