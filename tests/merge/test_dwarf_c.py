@@ -12,6 +12,7 @@ pymerge ($PYMERGE, default: pymerge on PATH) and checks:
   - the kernel part of the callchain sits on top of the user part.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,10 +101,15 @@ class DwarfC(unittest.TestCase):
 
     def test_every_sample_reaches_the_root(self):
         self.assertGreater(sum(self.folded.values()), 1000 * 1001001)
-        self.assertIn('DWARF unwinding: 100.0% of user stacks complete', self.summary)
-        self.assertIn(' 0 unwinding errors', self.summary)
+        # The one exception: glibc's clone3 ends its CFI before the syscall
+        # ("in the child the unwind info will be wrong"), so a sample taken
+        # while the parent is in that syscall cannot be unwound past it.
         truncated = [s for s in self.folded if '[truncated]' in s]
-        self.assertEqual(truncated, [])
+        self.assertEqual([s for s in truncated if not s.startswith('dwprog;[truncated];clone3;')],
+                         [])
+        errors = int(re.search(r'(\d+) unwinding errors', self.summary).group(1))
+        self.assertEqual(errors, sum(self.folded[s] for s in truncated) // 1001001, self.summary)
+        self.assertLessEqual(errors, 2, self.summary)
 
     def test_chains_follow_the_call_tree(self):
         bad, roots = [], set()
