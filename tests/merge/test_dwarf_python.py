@@ -18,7 +18,8 @@ time.process_time(), under `PYTHON -m pyperfmap` with
     the Python frame that called them, and only there;
   - the options work on a DWARF recording.
 On 3.12 and later, a recording of `PYTHON -X perf` (CPython's own
-trampolines, no pyperfmap) must unwind to <module> as completely.
+trampolines, no pyperfmap) must unwind to <module> as completely, and on
+3.13 and later so must `-X perf_jit` after `perf inject --jit`.
 """
 import json
 import os
@@ -37,18 +38,28 @@ CHAIN = ['<module>', 'main', 'run_phase', 'level1', 'level2', 'level3']
 SECONDS = '2'
 
 
-def record(tmp, name, python_args):
-    """Record phases.py; its perf map goes next to perf.data, as pymerge
-    looks there first.  Returns (perf.data path, measured split)."""
+def record(tmp, name, python_args, perf_args=()):
+    """Record phases.py; its perf map (if it writes one) goes next to
+    perf.data, as pymerge looks there first.  Returns (perf.data path,
+    measured split)."""
     data = os.path.join(tmp, name + '.data')
     out = os.path.join(tmp, name + '.json')
     subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
-                    '--call-graph', 'dwarf,32768', '-o', data, '--', PYTHON] + python_args +
-                   [WORKLOAD, SECONDS, out], check=True, stderr=subprocess.DEVNULL)
+                    '--call-graph', 'dwarf,32768', '-o', data] + list(perf_args) +
+                   ['--', PYTHON] + python_args + [WORKLOAD, SECONDS, out],
+                   check=True, stderr=subprocess.DEVNULL)
     with open(out) as f:
         measured = json.load(f)
-    shutil.copy('/tmp/perf-%d.map' % measured['pid'], tmp)
+    perf_map = '/tmp/perf-%d.map' % measured['pid']
+    if os.path.exists(perf_map):
+        shutil.copy(perf_map, tmp)
     return data, measured
+
+
+def python_at_least(version):
+    out = subprocess.run([PYTHON, '-c', 'import sys; print(sys.version_info >= %r)' % (version,)],
+                         check=True, stdout=subprocess.PIPE, universal_newlines=True)
+    return out.stdout.strip() == 'True'
 
 
 def pymerge(*args):
@@ -194,9 +205,7 @@ class CPythonPerfRecording(Fidelity):
 
     @classmethod
     def setUpClass(cls):
-        version = subprocess.run([PYTHON, '-c', 'import sys; print(sys.version_info >= (3, 12))'],
-                                 check=True, stdout=subprocess.PIPE, universal_newlines=True)
-        if version.stdout.strip() != 'True':
+        if not python_at_least((3, 12)):
             raise unittest.SkipTest('no -X perf before 3.12')
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_xperf.')
         cls.data, cls.measured = record(cls.tmp, 'xperf', ['-X', 'perf'])
@@ -208,6 +217,32 @@ class CPythonPerfRecording(Fidelity):
 
     def test_unwinds_to_module(self):
         self.check_complete(self.python, '-X perf')
+
+    def test_phase_shares(self):
+        self.check_shares(self.python, self.measured, 'python')
+
+
+class CPythonPerfJitRecording(Fidelity):
+    """-X perf_jit after `perf inject --jit`: the jitted-*.so files carry
+    CFI for the trampolines, so they unwind as ordinary ELF code."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not python_at_least((3, 13)):
+            raise unittest.SkipTest('no -X perf_jit before 3.13')
+        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_perfjit.')
+        raw, cls.measured = record(cls.tmp, 'raw', ['-X', 'perf_jit'], ['-k', '1'])
+        cls.data = os.path.join(cls.tmp, 'jit.data')
+        subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', cls.data], check=True,
+                       stderr=subprocess.DEVNULL)
+        cls.python = folded(pymerge('--weight', 'samples', '--view', 'python', cls.data)[0])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_unwinds_to_module(self):
+        self.check_complete(self.python, '-X perf_jit')
 
     def test_phase_shares(self):
         self.check_shares(self.python, self.measured, 'python')
