@@ -9,7 +9,8 @@ does (2 s, -F 999, --call-graph dwarf,32768, under python -m pyperfmap; and
 under -X perf on 3.12+) and prints, per interpreter: each phase's measured
 CPU share (time.process_time) against its share of the samples in pymerge's
 python view, and the share of the workload's samples whose Python stack is
-complete from <module> down.  Default interpreters: libpyperfmap/find-pythons.
+complete from <module> down, also for -X perf (3.12+) and for -X perf_jit
+after perf inject --jit (3.13+).  Default interpreters: libpyperfmap/find-pythons.
 """
 import os
 import subprocess
@@ -41,8 +42,8 @@ def main():
         [os.path.join(HERE, '..', 'libpyperfmap', 'find-pythons')], check=True,
         stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
     print('| CPython | samples | arith: measured / sampled | C library | kernel | '
-          'worst gap | complete stacks | -X perf: complete |')
-    print('|---|---:|---|---|---|---:|---:|---:|')
+          'worst gap | complete stacks | -X perf: complete | -X perf_jit: complete |')
+    print('|---|---:|---|---|---|---:|---:|---:|---:|')
     for python in pythons:
         t.PYTHON = python
         version = subprocess.run([python, '-c', 'import sys; print("%d.%d" % sys.version_info[:2])'],
@@ -56,14 +57,20 @@ def main():
             want = {p: measured[p] / measured['total'] for p in t.PHASES}
             cells = ['%.1f%% / %.1f%%' % (100 * want[p], 100 * got[p]) for p in t.PHASES]
             gap = max(abs(got[p] - want[p]) for p in t.PHASES)
-            xperf = '-'
+            xperf = perfjit = '-'
             if tuple(map(int, version.split('.'))) >= (3, 12):
                 xdata, _ = t.record(tmp, 'xperf', ['-X', 'perf'])
                 xperf = '%.2f%%' % (100 * complete_share(python_view(xdata)))
+            if tuple(map(int, version.split('.'))) >= (3, 13):
+                raw, _ = t.record(tmp, 'raw', ['-X', 'perf_jit'], ['-k', '1'])
+                jdata = os.path.join(tmp, 'jit.data')
+                subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', jdata], check=True,
+                               stderr=subprocess.DEVNULL)
+                perfjit = '%.2f%%' % (100 * complete_share(python_view(jdata)))
             label = version + (' (%s)' % python if python.startswith('/usr/') else '')
-            print('| %s | %d | %s | %.1f pt | %.2f%% | %s |'
+            print('| %s | %d | %s | %.1f pt | %.2f%% | %s | %s |'
                   % (label, sum(c for _, c in stacks), ' | '.join(cells), 100 * gap,
-                     100 * complete_share(stacks), xperf))
+                     100 * complete_share(stacks), xperf, perfjit))
         finally:
             shutil.rmtree(tmp)
 
