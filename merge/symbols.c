@@ -249,11 +249,39 @@ const struct frame *symbols__get(const struct symbols *sy, uint32_t id)
     return &sy->frames[id];
 }
 
+/* The C++ ABI's demangler, from libstdc++ (which every C++ program and the
+ * sanitizer runtimes bring along anyway). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A user symbol as perf prints it: C++ names demangled (a PLT entry's
+ * target too).  Returns name itself when there is nothing to demangle. */
+static const char *demangled(struct symbols *sy, const char *name)
+{
+    char mangled[1024];
+    size_t len = strlen(name);
+    int plt = len > 4 && strcmp(name + len - 4, "@plt") == 0, status = -1;
+    if (strncmp(name, "_Z", 2) != 0 || len - 4 * plt >= sizeof(mangled))
+        return name;
+    memcpy(mangled, name, len - 4 * plt);
+    mangled[len - 4 * plt] = 0;
+    char *d = __cxa_demangle(mangled, NULL, NULL, &status);
+    if (status != 0 || !d) {
+        free(d);
+        return name;
+    }
+    char buf[4200];
+    snprintf(buf, sizeof(buf), "%s%s", d, plt ? "@plt" : "");
+    free(d);
+    return intern(sy, buf, strlen(buf));
+}
+
 /* A symbol's frame: perf's name, tidied; Python trampolines also get their
  * readable name. */
 static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum frame_kind kind)
 {
     const char *display = NULL;
+    if (kind == FRAME_USER)
+        perf_name = demangled(sy, perf_name);
     /* py:: in a perf map, or in the jitted-*.so of perf inject --jit (-X perf_jit) */
     if (kind != FRAME_KERNEL && strncmp(perf_name, "py::", 4) == 0) {
         kind = FRAME_PYTHON;
