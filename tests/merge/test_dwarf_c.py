@@ -9,7 +9,8 @@ pymerge ($PYMERGE, default: pymerge on PATH) and checks:
   - every stack of the program's own functions is one it can produce;
   - the folded stacks equal those of perf's own DWARF unwinding
     (`perf script --no-inline`, folded by stackcollapse.py), to 1%;
-  - the kernel part of the callchain sits on top of the user part.
+  - the kernel part of the callchain sits on top of the user part;
+  - signal handlers unwind through the kernel's signal frame (sigprog.c).
 """
 import os
 import re
@@ -134,6 +135,25 @@ class DwarfC(unittest.TestCase):
         # other not (perf gives up without saying so) may tip a line.
         self.assertLess(differ / total, 0.01,
                         sorted(set(theirs) ^ set(self.folded))[:4])
+
+    def test_signal_frames(self):
+        """Through the kernel's signal frame (glibc's __restore_rt, whose CFI
+        is DWARF expressions) back to the interrupted code and _start."""
+        prog = os.path.join(self.tmp, 'sigprog')
+        run(['gcc', '-O2', '-fomit-frame-pointer', '-g', '-o', prog, os.path.join(SRC, 'sigprog.c')])
+        data = os.path.join(self.tmp, 'sig.data')
+        record_dwarf(data, [prog, '1'])
+        folded = parse_folded(run([PYMERGE, '--view', 'native', '--weight', 'samples', data]))
+        in_handler = {s: c for s, c in folded.items() if ';handler_spin' in s}
+        self.assertGreater(sum(in_handler.values()), 50)
+        for s in in_handler:
+            self.assertIn('sigprog;_start;', s)
+            # the signal may interrupt interrupted_loop or what it calls
+            self.assertRegex(s, r';main;interrupted_loop;([^;]+;)*__restore_rt;on_signal;handler_spin')
+        # Only a sample inside the sigreturn syscall itself may stop early.
+        for s in folded:
+            if '[truncated]' in s:
+                self.assertTrue(s.startswith('sigprog;[truncated];__restore_rt;'), s)
 
     def test_kernel_part_on_top(self):
         annotated = parse_folded(run([PYMERGE, '--annotate', self.data]))
