@@ -155,6 +155,24 @@ class DwarfC(unittest.TestCase):
             if '[truncated]' in s:
                 self.assertTrue(s.startswith('sigprog;[truncated];__restore_rt;'), s)
 
+    def test_compressed_and_pipe_mode(self):
+        """-z and `perf record -o - | pymerge -` carry the same stacks."""
+        data = os.path.join(self.tmp, 'z.data')
+        run(['perf', 'record', '-q', '-z', '-e', 'cpu-clock', '-F', '999', '--call-graph',
+             'dwarf,32768', '-o', data, self.prog, '0.5'], stderr=subprocess.DEVNULL)
+        rec = subprocess.Popen(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
+                                '--call-graph', 'dwarf,32768', '-o', '-', self.prog, '0.5'],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        piped = subprocess.run([PYMERGE, '-v', '-'], stdin=rec.stdout, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, check=True)
+        rec.wait()
+        summaries = [subprocess.run([PYMERGE, '-v', data], stdout=subprocess.DEVNULL, check=True,
+                                    stderr=subprocess.PIPE, universal_newlines=True).stderr,
+                     piped.stderr]
+        for summary in summaries:
+            self.assertRegex(summary, r'DWARF unwinding: (100.0|99.\d)% of user stacks complete')
+        self.assertIn('dwprog;_start;', piped.stdout)
+
     def test_kernel_part_on_top(self):
         annotated = parse_folded(run([PYMERGE, '--annotate', self.data]))
         syscalls = [s for s in annotated if ';lib_syscalls;' in s and s.endswith('_[k]')]
