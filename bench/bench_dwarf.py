@@ -14,6 +14,7 @@ least --min-mb megabytes, then times on that same file, best of --runs:
 and prints a Markdown table: wall time, samples/s, ratio, peak RSS.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -41,6 +42,9 @@ def record(args, tmp):
                        check=True, env=env, stderr=subprocess.DEVNULL)
         size = os.path.getsize(data)
         if size >= args.min_mb * 1e6:
+            # the perf map next to perf.data, where pymerge looks first
+            with open(os.path.join(tmp, 'phases.json')) as f:
+                shutil.copy('/tmp/perf-%d.map' % json.load(f)['pid'], tmp)
             return data, size, seconds
         seconds *= 2
 
