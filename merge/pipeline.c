@@ -35,6 +35,8 @@ struct run {
     uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
     struct root_memo roots[ROOT_MEMO];
+    uint64_t progress_at;       /* when to show progress next (ns) */
+    int progress_shown;
 };
 
 /* What the DWARF unwinder needs to know of a process: what is mapped at
@@ -158,20 +160,29 @@ static void sample(struct run *x, const struct pd_event *ev)
     stacks__add(x->st, root_frame(x, t), x->kept, m, w);
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A progress line on a terminal, for inputs that take more than a
+ * moment; done erases it. */
 static void progress(struct run *x, int done)
 {
-    static struct timespec last;
-    struct timespec now;
-    uint64_t at, total;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!done && now.tv_sec * 1000000000L + now.tv_nsec <
-                     last.tv_sec * 1000000000L + last.tv_nsec + 250000000L)
+    uint64_t at, total, now = now_ns();
+    if (done) {
+        if (x->progress_shown)
+            fputs("\r\033[K", stderr);
         return;
-    last = now;
+    }
+    if (now < x->progress_at)
+        return;
+    x->progress_at = now + 250000000u;
+    x->progress_shown = 1;
     perf_reader__progress(x->r, &at, &total);
-    if (done)
-        fputs("\r\033[K", stderr);
-    else if (total)
+    if (total)
         fprintf(stderr, "\rpymerge: %3d%% (%" PRIu64 " samples)", (int)(100.0 * at / total),
                 x->samples);
     else
@@ -238,6 +249,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
     x->sy = symbols__new(&so);
     x->st = stacks__new();
     uint64_t count = 0;
+    x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
     while ((k = perf_reader__next(x->r, &ev)) > 0) {
         if (ev.type == PD_SAMPLE)
             sample(x, &ev);
@@ -246,10 +258,10 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
             strncmp(ev.u.mmap.filename, "[kernel.kallsyms]", 17) == 0)
             symbols__kernel_text(x->sy, ev.u.mmap.pgoff);
-        if (tty && (++count & 0xfff) == 0)
+        if (tty && (++count & 0xff) == 0)
             progress(x, 0);
     }
-    if (tty && count > 0xfff)
+    if (tty)
         progress(x, 1);
     if (k < 0) {
         fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
