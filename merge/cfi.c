@@ -269,9 +269,15 @@ static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
             return -1;
     if (r->regs[CFI_REG_RSP].how == CFI_SAME)
         r->regs[CFI_REG_RSP] = (struct cfi_reg_rule){0, CFI_VAL_CFA, 0};
-    for (int i = 0; i < CFI_NREGS; i++)
-        if (r->regs[i].how != CFI_SAME)
-            r->changed |= 1u << i;
+    for (int i = 0; i < CFI_NREGS; i++) {
+        uint8_t how = r->regs[i].how;
+        if (how == CFI_UNDEF)
+            r->undef |= 1u << i;
+        else if (how == CFI_AT_CFA)
+            r->at_cfa |= 1u << i;
+        else if (how != CFI_SAME)
+            r->other |= 1u << i;
+    }
     return 0;
 }
 

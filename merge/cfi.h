@@ -48,7 +48,11 @@ struct cfi_rule {
     int32_t cfa_off;    /* CFA = value(cfa_reg) + cfa_off, or expression index */
     uint8_t cfa_reg;    /* DWARF register, or CFI_CFA_EXPR */
     uint8_t signal;     /* signal frame: the caller's pc is exact, not a return address */
-    uint32_t changed;   /* bit i: regs[i].how is not CFI_SAME (the rest stay as they are) */
+    /* Registers by kind of rule, bit i for regs[i], so a step visits only
+     * what changes (CFI_SAME registers are in none of them). */
+    uint32_t undef;     /* CFI_UNDEF */
+    uint32_t at_cfa;    /* CFI_AT_CFA: the usual saved register */
+    uint32_t other;     /* the rest */
     struct cfi_reg_rule regs[CFI_NREGS];
 };
 

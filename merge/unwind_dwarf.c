@@ -121,18 +121,9 @@ static struct cfi *dso_cfi(struct unwind_dwarf *u, const struct unwind_map *m)
     return u->last_cfi;
 }
 
-/* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
- * copy, else from the file mapped there. */
-static enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
+/* read_mem() beyond the stack copy: the file mapped there, if any. */
+static enum unwind_stop read_mapped(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
 {
-    *val = 0;
-    if (addr >= w->lo && w->size >= len && addr - w->lo <= w->size - len) {
-        if (len == 8)   /* the usual case, as one load */
-            memcpy(val, w->stack + (addr - w->lo), 8);
-        else
-            memcpy(val, w->stack + (addr - w->lo), len);
-        return UNWIND_ROOT;
-    }
     struct unwind_map m;
     if (w->lookup(w->ctx, addr, &m) == 0 && m.kind == UNWIND_MAP_ELF) {
         struct cfi *c = dso_cfi(w->u, &m);
@@ -142,6 +133,21 @@ static enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, ui
     if (addr >= w->lo + w->size && addr - (w->lo + w->size) < STACK_SLACK)
         return UNWIND_TRUNCATED;
     return UNWIND_BAD_FRAME;
+}
+
+/* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
+ * copy (one load in the usual case), else from the file mapped there. */
+static inline enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
+{
+    *val = 0;
+    if (addr >= w->lo && w->size >= len && addr - w->lo <= w->size - len) {
+        if (len == 8)
+            memcpy(val, w->stack + (addr - w->lo), 8);
+        else
+            memcpy(val, w->stack + (addr - w->lo), len);
+        return UNWIND_ROOT;
+    }
+    return read_mapped(w, addr, len, val);
 }
 
 static int reg_known(const struct walk *w, uint64_t reg)
@@ -270,14 +276,46 @@ static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *
     return UNWIND_ROOT;
 }
 
+/* Index of the lowest set bit of a nonzero mask. */
+static unsigned low_bit(uint32_t mask)
+{
+    return (unsigned)__builtin_ctz(mask);
+}
+
+/* The caller's value of register i by one of the rare rules (a register
+ * copy, an expression, CFA + offset as a value); UNWIND_ROOT on success. */
+static enum unwind_stop other_rule(struct walk *w, const struct cfi *c,
+                                   const struct cfi_reg_rule *rr, uint64_t cfa, uint64_t *val)
+{
+    uint64_t addr = cfa + (uint64_t)(int64_t)rr->off;
+    enum unwind_stop rc;
+    switch (rr->how) {
+    case CFI_VAL_CFA:
+        *val = addr;
+        return UNWIND_ROOT;
+    case CFI_IN_REG:
+        if (!reg_known(w, rr->reg))
+            return UNWIND_BAD_FRAME;
+        *val = w->r[rr->reg];
+        return UNWIND_ROOT;
+    case CFI_AT_EXPR:
+        if ((rc = eval(w, cfi__expr(c, rr->off), &cfa, &addr)) != UNWIND_ROOT)
+            return rc;
+        return read_mem(w, addr, 8, val);
+    case CFI_VAL_EXPR:
+        return eval(w, cfi__expr(c, rr->off), &cfa, val);
+    }
+    return UNWIND_BAD_FRAME;
+}
+
 /* Registers of the caller of the current frame, by an ELF rule: only
- * those the rule changes are computed.  Only a missing return address or
+ * those the rule changes are visited.  Only a missing return address or
  * CFA is fatal: other registers just become unknown, which matters only
  * if a caller's CFA needs them. */
 static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const struct cfi_rule *rule)
 {
     uint64_t cfa, nr[CFI_NREGS];
-    uint32_t known = 0;
+    uint32_t known = 0, m;
     enum unwind_stop rc;
     if (rule->cfa_reg == CFI_CFA_EXPR) {
         if ((rc = eval(w, cfi__expr(c, rule->cfa_off), NULL, &cfa)) != UNWIND_ROOT)
@@ -287,44 +325,27 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
             return UNWIND_BAD_FRAME;
         cfa = w->r[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_off;
     }
-    /* New values go to nr first: rules read the callee's registers. */
-    for (uint32_t i = 0, todo = rule->changed; todo; i++, todo >>= 1) {
-        if (!(todo & 1))
-            continue;
-        const struct cfi_reg_rule *rr = &rule->regs[i];
-        uint64_t addr = cfa + (uint64_t)(int64_t)rr->off;
-        rc = UNWIND_ROOT;
-        switch (rr->how) {
-        case CFI_UNDEF:
-            continue;
-        case CFI_AT_CFA:
-            rc = read_mem(w, addr, 8, &nr[i]);
-            break;
-        case CFI_VAL_CFA:
-            nr[i] = addr;
-            break;
-        case CFI_IN_REG:
-            if (!reg_known(w, rr->reg))
-                continue;
-            nr[i] = w->r[rr->reg];
-            break;
-        case CFI_AT_EXPR:
-            if ((rc = eval(w, cfi__expr(c, rr->off), &cfa, &addr)) == UNWIND_ROOT)
-                rc = read_mem(w, addr, 8, &nr[i]);
-            break;
-        case CFI_VAL_EXPR:
-            rc = eval(w, cfi__expr(c, rr->off), &cfa, &nr[i]);
-            break;
-        }
+    /* The rare rules read this frame's registers: compute them first. */
+    for (m = rule->other; m; m &= m - 1) {
+        unsigned i = low_bit(m);
+        rc = other_rule(w, c, &rule->regs[i], cfa, &nr[i]);
         if (rc == UNWIND_ROOT)
             known |= 1u << i;
         else if (i == CFI_REG_RA)
             return rc;
     }
-    for (uint32_t i = 0, todo = rule->changed; todo; i++, todo >>= 1)
-        if (known >> i & 1)
-            w->r[i] = nr[i];
-    w->valid = (w->valid & ~rule->changed) | known;
+    /* Saved registers depend on the CFA alone: load them in place. */
+    for (m = rule->at_cfa; m; m &= m - 1) {
+        unsigned i = low_bit(m);
+        rc = read_mem(w, cfa + (uint64_t)(int64_t)rule->regs[i].off, 8, &w->r[i]);
+        if (rc == UNWIND_ROOT)
+            known |= 1u << i;
+        else if (i == CFI_REG_RA)
+            return rc;
+    }
+    for (m = known & rule->other; m; m &= m - 1)
+        w->r[low_bit(m)] = nr[low_bit(m)];
+    w->valid = (w->valid & ~(rule->undef | rule->at_cfa | rule->other)) | known;
     return UNWIND_ROOT;
 }
 
