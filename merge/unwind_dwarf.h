@@ -18,8 +18,9 @@
  *                             MMAP2, path = the file to read (the mapped
  *                             file, or a saved copy such as perf's vdso
  *                             copy) or, with path NULL, image/image_size =
- *                             the ELF image in memory (this process's own
- *                             vdso), and dso = a key for that file.  The
+ *                             the ELF image in memory (pymerge's own vdso,
+ *                             which is this machine's), and dso = a key for
+ *                             that file.  The
  *                             unwinder caches the file's CFI under dso, so
  *                             the same file must give the same key and the
  *                             key must stay unique while the unwinder lives
@@ -35,8 +36,10 @@
  *                             arena; start = the entry's start address.
  *
  *   Any other address (anonymous memory without a perf map entry, a
- *   file that is gone) returns -1.  The callback is called once or twice
- *   per frame, so it must be cheap: no allocation, a cached search.
+ *   file that is gone) returns -1.  The callback is called up to once per
+ *   frame (not when the frame is in the same ELF mapping as the one
+ *   before), and for memory a rule needs outside the stack copy, so it
+ *   must be cheap: no allocation, a cached search.
  *
  * WHAT THE CALLER GETS
  *   ips[0] is the sampled user pc; ips[1..] are return addresses, callee
