@@ -2,7 +2,8 @@
  * perfdata.c - perf.data bytes -> typed records, in perf's delivery order.
  *
  * Three layers, each feeding the next:
- *   src      buffered bytes from a file (pread) or a pipe (read);
+ *   src      the data section mapped (a file), or buffered bytes from a
+ *            pipe (read);
  *   raw      whole records, with COMPRESSED records expanded through one
  *            zstd stream (a decompressed chunk may end mid-record, so the
  *            remainder waits for the next chunk);
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -52,12 +54,18 @@ struct src {
     int seekable;
     u8 *buf;
     size_t pos, len;            /* unread bytes are buf[pos..len) */
-    u64 off;                    /* input offset of buf[pos] */
+    u64 off;                    /* input offset of the next unread byte */
     u64 end;                    /* stop reading here */
+    /* A file's data section is mapped instead: records are used in place,
+     * and pages already delivered are given back (MADV_DONTNEED). */
+    const u8 *map;
+    u64 map_off;                /* file offset of map[0] (page aligned) */
+    size_t map_len, released;   /* bytes mapped; bytes at the start given back */
 };
 
 struct qent {                   /* one queued record */
     u64 time, seq, offset;
+    const u8 *mapped;           /* the record in the mapped file, or NULL: */
     size_t at;                  /* byte position in the queue's data */
     u32 size;
 };
@@ -131,10 +139,12 @@ static u32 rd32(const u8 *p)
 
 /* ---- src: buffered input ------------------------------------------------ */
 
-/* Make n bytes readable at buf[pos] if the input has them; returns how many
- * are (fewer only at the end of the input).  -1 on a read error. */
+/* Make n bytes readable at src_ptr() if the input has them; returns how
+ * many are (fewer only at the end of the input).  -1 on a read error. */
 static ssize_t src_want(struct src *s, size_t n)
 {
+    if (s->map)
+        return (ssize_t)(s->end - s->off < n ? s->end - s->off : n);
     if (s->len - s->pos >= n)
         return (ssize_t)n;
     memmove(s->buf, s->buf + s->pos, s->len - s->pos);
@@ -160,10 +170,44 @@ static ssize_t src_want(struct src *s, size_t n)
     return (ssize_t)(s->len - s->pos < n ? s->len - s->pos : n);
 }
 
+static const u8 *src_ptr(const struct src *s)
+{
+    return s->map ? s->map + (s->off - s->map_off) : s->buf + s->pos;
+}
+
 static void src_take(struct src *s, size_t n)
 {
     s->pos += n;
     s->off += n;
+}
+
+/* Map [off, s->end) of the file; on failure the buffered reads remain. */
+static void src_map(struct src *s)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    u64 start = s->off & ~(u64)(page - 1);
+    if (s->end <= start || s->end - start > SIZE_MAX)
+        return;
+    void *m = mmap(NULL, (size_t)(s->end - start), PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
+    if (m == MAP_FAILED)
+        return;
+    s->map = m;
+    s->map_off = start;
+    s->map_len = (size_t)(s->end - start);
+}
+
+/* Give back the mapped pages before file offset low: everything there has
+ * been delivered, so peak memory stays one round, not the file. */
+static void src_release(struct src *s, u64 low)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!s->map || low <= s->map_off)
+        return;
+    size_t upto = (size_t)(low - s->map_off) & ~(size_t)(page - 1);
+    if (upto < s->released + (1u << 20))     /* in steps of 1 MiB */
+        return;
+    madvise((void *)(s->map + s->released), upto - s->released, MADV_DONTNEED);
+    s->released = upto;
 }
 
 /* ---- attrs and features ------------------------------------------------- */
@@ -455,6 +499,7 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
     r->src.off = d_off;
     r->data_start = d_off;
     r->total = r->src.end - d_off;
+    src_map(&r->src);
     ret = 0;
 out:
     free(h);
@@ -528,6 +573,8 @@ void perf_reader__delete(struct perf_reader *r)
 {
     if (!r)
         return;
+    if (r->src.map)
+        munmap((void *)r->src.map, r->src.map_len);
     if (r->src.fd > 0)
         close(r->src.fd);
     for (size_t i = 0; i < r->n_attrs; i++) {
@@ -557,6 +604,7 @@ struct raw {
     u16 misc, size;
     const u8 *p;        /* the whole record, header included */
     u64 off;
+    int mapped;         /* p points into the mapped file: valid to the end */
 };
 
 static int decompress(struct perf_reader *r, const struct raw *rec)
@@ -625,6 +673,7 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
                 return -1;
             if (r->zlen - r->zpos >= rec->size) {
                 r->zpos += rec->size;
+                rec->mapped = 0;
                 if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2) {
                     set_err(r, rec->off, "compressed record inside compressed data");
                     return -1;
@@ -641,7 +690,7 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
             return 0;
         if (n < 8)
             goto tail;
-        if (record_header(r, r->src.buf + r->src.pos, r->src.off, rec) < 0)
+        if (record_header(r, src_ptr(&r->src), r->src.off, rec) < 0)
             return -1;
         n = src_want(&r->src, rec->size);
         if (n < 0) {
@@ -650,7 +699,8 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
         }
         if ((size_t)n < rec->size)
             goto tail;
-        rec->p = r->src.buf + r->src.pos;
+        rec->p = src_ptr(&r->src);
+        rec->mapped = r->src.map != NULL;
         src_take(&r->src, rec->size);
         if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2) {
             if (decompress(r, rec) < 0)
@@ -991,11 +1041,14 @@ static int qent_cmp(const void *pa, const void *pb)
 static void enqueue(struct perf_reader *r, const struct raw *rec, u64 time)
 {
     size_t at = r->qlen;
-    GROW(r->qdata, r->qcap, at + ((rec->size + 7u) & ~7u));
-    memcpy(r->qdata + at, rec->p, rec->size);
-    r->qlen = at + ((rec->size + 7u) & ~7u);
+    if (!rec->mapped) {                 /* pipe or zstd bytes: keep a copy */
+        GROW(r->qdata, r->qcap, at + ((rec->size + 7u) & ~7u));
+        memcpy(r->qdata + at, rec->p, rec->size);
+        r->qlen = at + ((rec->size + 7u) & ~7u);
+    }
     GROW(r->q, r->qcapn, r->qn + 1);
-    r->q[r->qn++] = (struct qent){time, r->seq++, rec->off, at, rec->size};
+    r->q[r->qn++] = (struct qent){time, r->seq++, rec->off, rec->mapped ? rec->p : NULL, at,
+                                  rec->size};
     if (time > r->max_time)
         r->max_time = time;
 }
@@ -1066,17 +1119,24 @@ static void flush(struct perf_reader *r, u64 limit)
 static void compact(struct perf_reader *r)
 {
     size_t len = 0;
+    u64 low = r->src.off;               /* the oldest mapped byte still needed */
     for (size_t i = r->q_ready; i < r->qn; i++)
-        len += (r->q[i].size + 7u) & ~7u;
+        len += r->q[i].mapped ? 0 : (r->q[i].size + 7u) & ~7u;
     GROW(r->qspare, r->qspare_cap, len);
     len = 0;
     for (size_t i = r->q_ready; i < r->qn; i++) {
         struct qent e = r->q[i];
-        memcpy(r->qspare + len, r->qdata + e.at, e.size);
-        e.at = len;
-        len += (e.size + 7u) & ~7u;
+        if (e.mapped) {
+            if (e.offset < low)
+                low = e.offset;
+        } else {
+            memcpy(r->qspare + len, r->qdata + e.at, e.size);
+            e.at = len;
+            len += (e.size + 7u) & ~7u;
+        }
         r->q[i - r->q_ready] = e;
     }
+    src_release(&r->src, low);
     r->qn -= r->q_ready;
     r->q_next = r->q_ready = 0;
     u8 *t = r->qdata;
@@ -1096,7 +1156,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
             return -1;
         while (r->q_next < r->q_ready) {
             const struct qent *e = &r->q[r->q_next++];
-            rec.p = r->qdata + e->at;
+            rec.p = e->mapped ? e->mapped : r->qdata + e->at;
             rec.off = e->offset;
             rec.size = (u16)e->size;
             rec.type = rd32(rec.p);
