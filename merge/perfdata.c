@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,8 +182,22 @@ static void src_take(struct src *s, size_t n)
     s->off += n;
 }
 
+/* A mapped file that another process truncates under us raises SIGBUS
+ * on the next page touched: end with the usual one-line error instead. */
+static const char *mapped_path;
+
+static void on_sigbus(int sig)
+{
+    static const char a[] = "pymerge: ", b[] = ": the file shrank while being read\n";
+    (void)sig;
+    if (write(2, a, sizeof(a) - 1) < 0 || write(2, mapped_path, strlen(mapped_path)) < 0 ||
+        write(2, b, sizeof(b) - 1) < 0)
+        _exit(2);
+    _exit(2);
+}
+
 /* Map [off, s->end) of the file; on failure the buffered reads remain. */
-static void src_map(struct src *s)
+static void src_map(struct src *s, const char *path)
 {
     long page = sysconf(_SC_PAGESIZE);
     u64 start = s->off & ~(u64)(page - 1);
@@ -194,6 +209,11 @@ static void src_map(struct src *s)
     s->map = m;
     s->map_off = start;
     s->map_len = (size_t)(s->end - start);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigbus;
+    mapped_path = path;
+    sigaction(SIGBUS, &sa, NULL);
 }
 
 /* Give back the mapped pages before file offset low: everything there has
@@ -499,7 +519,7 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
     r->src.off = d_off;
     r->data_start = d_off;
     r->total = r->src.end - d_off;
-    src_map(&r->src);
+    src_map(&r->src, r->path);
     ret = 0;
 out:
     free(h);
