@@ -14,17 +14,18 @@
  * input, before it is used.
  */
 #include "perfdata.h"
+#include "pdqueue.h"
+#include "pdrecord.h"
+#include "pdsrc.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -46,37 +47,8 @@ enum { EVENT_UPDATE_NAME = 2 };
 
 #define MAGIC_PERFILE2 0x32454c4946524550ULL  /* "PERFILE2" read little-endian */
 #define FILE_HEADER_SIZE 104                  /* 3 u64 + 3 sections + 256 bits */
-#define BUF_SIZE (1u << 20)                   /* read buffer; records are < 64 KiB */
 #define MAX_SECTION (256u << 20)              /* no feature section is larger */
 #define MAX_DECOMPRESSED (256u << 20)         /* bound on one zstd chunk's output */
-
-struct src {
-    int fd;
-    int seekable;
-    u8 *buf;
-    size_t pos, len;            /* unread bytes are buf[pos..len) */
-    u64 off;                    /* input offset of the next unread byte */
-    u64 end;                    /* stop reading here */
-    /* A file's data section is mapped instead: records are used in place,
-     * and pages already delivered are given back (MADV_DONTNEED). */
-    const u8 *map;
-    u64 map_off;                /* file offset of map[0] (page aligned) */
-    size_t map_len, released;   /* bytes mapped; bytes at the start given back */
-};
-
-struct qent {                   /* one queued record */
-    u64 time, seq, offset;
-    const u8 *mapped;           /* the record in the mapped file, or NULL: */
-    size_t at;                  /* byte position in the queue's data */
-    u32 size;
-};
-
-struct layout {                 /* where ids and times sit, per attr */
-    u64 sample_type;
-    int id_pos;                 /* u64 index of the id in a sample, -1: none */
-    int is_pos;                 /* u64 index from the end in a trailer, -1: none */
-    int sample_id_all;
-};
 
 struct perf_reader {
     char *path;
@@ -100,12 +72,7 @@ struct perf_reader {
     size_t zpos, zlen, zcap;
     u64 zoff;                   /* offset of the COMPRESSED record they came from */
 
-    u8 *qdata, *qspare;         /* queued record bytes; spare for compaction */
-    size_t qlen, qcap, qspare_cap;
-    struct qent *q, *qtmp;      /* qtmp: merge sort scratch */
-    size_t qn, qcapn, qtmp_cap;
-    size_t q_next, q_ready;     /* delivering q[q_next..q_ready) */
-    u64 seq, max_time, next_flush, last_flush;
+    struct pd_queue queue;
     int at_end;
 
     u64 scratch[65536 / 8];     /* aligned copy of an unaligned record */
@@ -122,112 +89,6 @@ static void set_err(struct perf_reader *r, u64 off, const char *fmt, ...)
     vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
     va_end(ap);
     r->failed = 1;
-}
-
-static u64 rd64(const u8 *p)
-{
-    u64 v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static u32 rd32(const u8 *p)
-{
-    u32 v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-/* ---- src: buffered input ------------------------------------------------ */
-
-/* Make n bytes readable at src_ptr() if the input has them; returns how
- * many are (fewer only at the end of the input).  -1 on a read error. */
-static ssize_t src_want(struct src *s, size_t n)
-{
-    if (s->map)
-        return (ssize_t)(s->end - s->off < n ? s->end - s->off : n);
-    if (s->len - s->pos >= n)
-        return (ssize_t)n;
-    memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-    s->len -= s->pos;
-    s->pos = 0;
-    while (s->len < n) {
-        u64 fill_off = s->off + s->len;
-        size_t room = BUF_SIZE - s->len;
-        if (fill_off >= s->end)
-            break;
-        if (room > s->end - fill_off)
-            room = (size_t)(s->end - fill_off);
-        ssize_t got = s->seekable ? pread(s->fd, s->buf + s->len, room, (off_t)fill_off)
-                                  : read(s->fd, s->buf + s->len, room);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            break;
-        s->len += (size_t)got;
-    }
-    return (ssize_t)(s->len - s->pos < n ? s->len - s->pos : n);
-}
-
-static const u8 *src_ptr(const struct src *s)
-{
-    return s->map ? s->map + (s->off - s->map_off) : s->buf + s->pos;
-}
-
-static void src_take(struct src *s, size_t n)
-{
-    s->pos += n;
-    s->off += n;
-}
-
-/* A mapped file that another process truncates under us raises SIGBUS
- * on the next page touched: end with the usual one-line error instead. */
-static const char *mapped_path;
-
-static void on_sigbus(int sig)
-{
-    static const char a[] = "pymerge: ", b[] = ": the file shrank while being read\n";
-    (void)sig;
-    if (write(2, a, sizeof(a) - 1) < 0 || write(2, mapped_path, strlen(mapped_path)) < 0 ||
-        write(2, b, sizeof(b) - 1) < 0)
-        _exit(2);
-    _exit(2);
-}
-
-/* Map [off, s->end) of the file; on failure the buffered reads remain. */
-static void src_map(struct src *s, const char *path)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    u64 start = s->off & ~(u64)(page - 1);
-    if (s->end <= start || s->end - start > SIZE_MAX)
-        return;
-    void *m = mmap(NULL, (size_t)(s->end - start), PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
-    if (m == MAP_FAILED)
-        return;
-    s->map = m;
-    s->map_off = start;
-    s->map_len = (size_t)(s->end - start);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_sigbus;
-    mapped_path = path;
-    sigaction(SIGBUS, &sa, NULL);
-}
-
-/* Give back the mapped pages before file offset low: everything there has
- * been delivered, so peak memory stays one round, not the file. */
-static void src_release(struct src *s, u64 low)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    if (!s->map || low <= s->map_off)
-        return;
-    size_t upto = (size_t)(low - s->map_off) & ~(size_t)(page - 1);
-    if (upto < s->released + (1u << 20))     /* in steps of 1 MiB */
-        return;
-    madvise((void *)(s->map + s->released), upto - s->released, MADV_DONTNEED);
-    s->released = upto;
 }
 
 /* ---- attrs and features ------------------------------------------------- */
@@ -253,21 +114,6 @@ static char *derived_name(const struct perf_event_attr *a)
         return xstrdup(sw_names[a->config]);
     snprintf(buf, sizeof(buf), "type%u/config0x%llx", a->type, (unsigned long long)a->config);
     return xstrdup(buf);
-}
-
-static struct layout layout_of(const struct perf_event_attr *a)
-{
-    struct layout l = {a->sample_type, -1, -1, (int)a->sample_id_all};
-    u64 t = a->sample_type;
-    if (t & PERF_SAMPLE_IDENTIFIER) {
-        l.id_pos = 0;
-        l.is_pos = 1;
-    } else if (t & PERF_SAMPLE_ID) {
-        l.id_pos = !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID) +
-                   !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ADDR);
-        l.is_pos = 1 + !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU);
-    }
-    return l;
 }
 
 /* Add an attr from `p` (attr.size bytes, at most `room`) with its ids. */
@@ -543,7 +389,7 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
         goto fail;
     }
     r->src.seekable = S_ISREG(st.st_mode);
-    r->src.buf = xmalloc(BUF_SIZE);
+    r->src.buf = xmalloc(SRC_BUF_SIZE);
     r->src.end = UINT64_MAX;
     ssize_t n = src_want(&r->src, 16);
     if (n < 0) {
@@ -593,10 +439,7 @@ void perf_reader__delete(struct perf_reader *r)
 {
     if (!r)
         return;
-    if (r->src.map)
-        munmap((void *)r->src.map, r->src.map_len);
-    if (r->src.fd > 0)
-        close(r->src.fd);
+    src_exit(&r->src);
     for (size_t i = 0; i < r->n_attrs; i++) {
         free(r->attrs[i].name);
         free(r->attrs[i].ids);
@@ -608,24 +451,12 @@ void perf_reader__delete(struct perf_reader *r)
     free(r->bids);
     ZSTD_freeDStream(r->zs);
     free(r->z);
-    free(r->qdata);
-    free(r->qspare);
-    free(r->q);
-    free(r->qtmp);
-    free(r->src.buf);
+    pd_queue__exit(&r->queue);
     free(r->path);
     free(r);
 }
 
 /* ---- raw records ---------------------------------------------------------- */
-
-struct raw {
-    u32 type;
-    u16 misc, size;
-    const u8 *p;        /* the whole record, header included */
-    u64 off;
-    int mapped;         /* p points into the mapped file: valid to the end */
-};
 
 static int decompress(struct perf_reader *r, const struct raw *rec)
 {
@@ -731,7 +562,7 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
             /* In a pipe the tracepoint formats follow the record, padded. */
             u64 skip = ((u64)rd32(rec->p + 8) + 7) & ~7ull;
             while (skip) {
-                ssize_t k = src_want(&r->src, skip < BUF_SIZE ? (size_t)skip : BUF_SIZE);
+                ssize_t k = src_want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
                 if (k <= 0)
                     goto tail;
                 src_take(&r->src, (size_t)k);
@@ -748,198 +579,28 @@ tail:
     return 0;
 }
 
-/* ---- record fields -------------------------------------------------------- */
-
 /* The attr describing a record's layout; NULL if its id is unknown. */
 static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *rec, size_t *idx)
 {
+    u64 id;
     *idx = 0;
     if (r->n_attrs == 0)
         return NULL;
     if (r->n_attrs == 1)
         return &r->attrs[0];
-    const struct layout *l = &r->layouts[0];
-    size_t body = rec->size - 8u;
-    u64 id;
-    if (rec->type == PERF_RECORD_SAMPLE) {
-        if (l->id_pos < 0 || body < 8u * (size_t)(l->id_pos + 1))
-            return NULL;
-        id = rd64(rec->p + 8 + 8 * l->id_pos);
-    } else {
-        if (!l->sample_id_all)          /* no trailer: one layout for all */
-            return &r->attrs[0];
-        if (l->is_pos < 0 || body < 8u * (size_t)l->is_pos)
-            return NULL;
-        id = rd64(rec->p + rec->size - 8 * l->is_pos);
-    }
+    if (!record_id(&r->layouts[0], rec, &id))
+        /* no id: records without a trailer share one layout; a sample
+         * without its id cannot be attributed */
+        return rec->type != PERF_RECORD_SAMPLE && !r->layouts[0].sample_id_all ? &r->attrs[0]
+                                                                               : NULL;
     return attr_by_id(r, id, idx);
 }
 
-/* The sample_id trailer of a non-sample record: its size and time. */
-static size_t trailer(const struct layout *l, const struct raw *rec, u64 *time)
-{
-    u64 t = l->sample_type;
-    size_t n = !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
-               !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
-               !!(t & PERF_SAMPLE_IDENTIFIER);
-    *time = 0;
-    if (!l->sample_id_all || 8 + 8 * n > rec->size)
-        return 0;
-    if (t & PERF_SAMPLE_TIME) {
-        size_t after = !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
-                       !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_IDENTIFIER);
-        *time = rd64(rec->p + rec->size - 8 * (after + 1));
-    }
-    return 8 * n;
-}
-
-static u64 sample_time(const struct layout *l, const struct raw *rec)
-{
-    u64 t = l->sample_type;
-    size_t i = !!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID);
-    if (!(t & PERF_SAMPLE_TIME) || 8 + 8 * (i + 1) > rec->size)
-        return 0;
-    return rd64(rec->p + 8 + 8 * i);
-}
-
-static int is_queued_type(u32 type)
-{
-    return type == PERF_RECORD_SAMPLE || type == PERF_RECORD_MMAP ||
-           type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
-           type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
-}
-
-/* Bounds-checked cursor over one record's body. */
-struct cur {
-    const u8 *p, *end;
-    int bad;
-};
-
-static const u8 *take(struct cur *c, u64 n)
-{
-    if (c->bad || (u64)(c->end - c->p) < n) {
-        c->bad = 1;
-        return NULL;
-    }
-    const u8 *q = c->p;
-    c->p += n;
-    return q;
-}
-
-static u64 take64(struct cur *c)
-{
-    const u8 *q = take(c, 8);
-    return q ? rd64(q) : 0;
-}
-
-static int parse_sample(struct perf_reader *r, const struct pd_attr *a, const struct raw *rec,
-                        struct pd_sample *s)
-{
-    const struct perf_event_attr *at = &a->attr;
-    u64 t = at->sample_type;
-    struct cur c = {rec->p + 8, rec->p + rec->size, 0};
-    const char *what = "fixed fields";
-
-    memset(s, 0, sizeof(*s));
-    s->attr = a;
-    s->attr_idx = (unsigned)(a - r->attrs);
-    /* Without PERF_SAMPLE_PERIOD every sample weighs the fixed period. */
-    s->period = at->freq ? 0 : at->sample_period;
-    if (t & PERF_SAMPLE_IDENTIFIER)
-        s->id = take64(&c);
-    if (t & PERF_SAMPLE_IP)
-        s->ip = take64(&c);
-    if (t & PERF_SAMPLE_TID) {
-        const u8 *q = take(&c, 8);
-        if (q) {
-            s->pid = rd32(q);
-            s->tid = rd32(q + 4);
-        }
-    }
-    if (t & PERF_SAMPLE_TIME)
-        s->time = take64(&c);
-    if (t & PERF_SAMPLE_ADDR)
-        take(&c, 8);
-    if (t & PERF_SAMPLE_ID)
-        s->id = take64(&c);
-    if (t & PERF_SAMPLE_STREAM_ID)
-        take(&c, 8);
-    if (t & PERF_SAMPLE_CPU) {
-        const u8 *q = take(&c, 8);
-        s->cpu = q ? rd32(q) : 0;
-    }
-    if (t & PERF_SAMPLE_PERIOD)
-        s->period = take64(&c);
-    if (t & PERF_SAMPLE_READ) {
-        what = "read values";
-        u64 rf = at->read_format;
-        u64 per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-        u64 times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
-        u64 nr = 1;
-        if (rf & PERF_FORMAT_GROUP)
-            nr = take64(&c);
-        if (nr > 65536)
-            c.bad = 1;
-        take(&c, 8 * (times + nr * per));
-    }
-    if (t & PERF_SAMPLE_CALLCHAIN) {
-        what = "callchain";
-        s->nr = take64(&c);
-        if (s->nr > 65536 / 8)
-            c.bad = 1;
-        s->ips = (const u64 *)take(&c, 8 * s->nr);
-    }
-    if (t & PERF_SAMPLE_RAW) {
-        what = "raw data";
-        const u8 *q = take(&c, 4);
-        if (q)
-            take(&c, rd32(q));
-    }
-    if (t & PERF_SAMPLE_BRANCH_STACK) {
-        what = "branch stack";
-        u64 nr = take64(&c);
-        if (at->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-            take(&c, 8);
-        if (nr > 65536 / 24)
-            c.bad = 1;
-        take(&c, 24 * nr);
-    }
-    if (t & PERF_SAMPLE_REGS_USER) {
-        what = "user registers";
-        s->regs_abi = take64(&c);
-        if (s->regs_abi) {
-            s->regs_mask = at->sample_regs_user;
-            s->n_regs = (unsigned)__builtin_popcountll(s->regs_mask);
-            s->regs = (const u64 *)take(&c, 8ull * s->n_regs);
-        }
-    }
-    if (t & PERF_SAMPLE_STACK_USER) {
-        what = "user stack";
-        s->stack_size = take64(&c);
-        if (s->stack_size) {
-            s->stack = take(&c, s->stack_size);
-            s->stack_dyn_size = take64(&c);
-            if (s->stack_dyn_size > s->stack_size)
-                c.bad = 1;
-        }
-    }
-    if (c.bad) {
-        set_err(r, rec->off, "SAMPLE record of %u bytes: %s do not fit", rec->size, what);
-        return -1;
-    }
-    return 0;
-}
-
-/* A NUL-terminated string in [p, end); NULL if unterminated. */
-static const char *str_in(const u8 *p, const u8 *end)
-{
-    return p < end && memchr(p, 0, (size_t)(end - p)) ? (const char *)p : NULL;
-}
-
-/* Parse a queued-type record into ev: 1 done, 0 skip, -1 error. */
+/* Decode a queued-type record into ev: 1 done, 0 skip, -1 error. */
 static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *ev)
 {
     struct raw rec = *raw;
+    char why[200];
     size_t idx;
     if ((uintptr_t)rec.p & 7) {         /* keep u64 arrays aligned */
         memcpy(r->scratch, rec.p, rec.size);
@@ -948,66 +609,12 @@ static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *
     const struct pd_attr *a = attr_of(r, &rec, &idx);
     if (!a)
         return 0;                       /* perf skips records of unknown events */
-    const struct layout *l = &r->layouts[idx];
-    memset(ev, 0, sizeof(*ev));
-    ev->misc = rec.misc;
-    ev->offset = rec.off;
-    if (rec.type == PERF_RECORD_SAMPLE) {
-        if (parse_sample(r, a, &rec, &ev->u.sample) < 0)
-            return -1;
-        ev->type = PD_SAMPLE;
-        ev->time = ev->u.sample.time;
-        return 1;
-    }
-    size_t tsz = trailer(l, &rec, &ev->time);
-    const u8 *b = rec.p + 8, *end = rec.p + rec.size - tsz;
-    size_t body = (size_t)(end - b);
-    switch (rec.type) {
-    case PERF_RECORD_MMAP:
-    case PERF_RECORD_MMAP2: {
-        struct pd_mmap *m = &ev->u.mmap;
-        size_t fixed = rec.type == PERF_RECORD_MMAP ? 32 : 64;
-        if (body < fixed || !(m->filename = str_in(b + fixed, end)))
-            goto bad;
-        m->pid = rd32(b);
-        m->tid = rd32(b + 4);
-        m->start = rd64(b + 8);
-        m->len = rd64(b + 16);
-        m->pgoff = rd64(b + 24);
-        m->prot = 4;                    /* PROT_EXEC: MMAP only reports code */
-        if (rec.type == PERF_RECORD_MMAP2) {
-            if (rec.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-                m->build_id_size = b[32] <= 20 ? b[32] : 20;
-                memcpy(m->build_id, b + 36, 20);
-            }
-            m->prot = rd32(b + 56);
-            m->flags = rd32(b + 60);
-        }
-        ev->type = PD_MMAP;
-        return 1;
-    }
-    case PERF_RECORD_COMM:
-        if (body < 8 || !(ev->u.comm.comm = str_in(b + 8, end)))
-            goto bad;
-        ev->u.comm.pid = rd32(b);
-        ev->u.comm.tid = rd32(b + 4);
-        ev->u.comm.exec = !!(rec.misc & PERF_RECORD_MISC_COMM_EXEC);
-        ev->type = PD_COMM;
-        return 1;
-    case PERF_RECORD_FORK:
-    case PERF_RECORD_EXIT:
-        if (body < 24)
-            goto bad;
-        ev->u.task = (struct pd_task){rd32(b), rd32(b + 4), rd32(b + 8), rd32(b + 12)};
-        if (!ev->time)
-            ev->time = rd64(b + 16);
-        ev->type = rec.type == PERF_RECORD_FORK ? PD_FORK : PD_EXIT;
-        return 1;
-    }
-    return 0;
-bad:
-    set_err(r, rec.off, "record of type %u and %u bytes is malformed", rec.type, rec.size);
-    return -1;
+    int k = record_parse(a, &r->layouts[idx], &rec, ev, why, sizeof(why));
+    if (k < 0)
+        set_err(r, rec.off, "%s", why);
+    else if (k > 0 && ev->type == PD_SAMPLE)
+        ev->u.sample.attr_idx = (unsigned)idx;
+    return k;
 }
 
 /* perf's own records: attrs, features, build ids, rounds. */
@@ -1048,149 +655,27 @@ static int user_record(struct perf_reader *r, const struct raw *rec)
     return 0;
 }
 
-/* ---- the time-ordering queue ---------------------------------------------- */
-
-static int qent_cmp(const void *pa, const void *pb)
-{
-    const struct qent *a = pa, *b = pb;
-    if (a->time != b->time)
-        return a->time < b->time ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static void enqueue(struct perf_reader *r, const struct raw *rec, u64 time)
-{
-    size_t at = r->qlen;
-    if (!rec->mapped) {                 /* pipe or zstd bytes: keep a copy */
-        GROW(r->qdata, r->qcap, at + ((rec->size + 7u) & ~7u));
-        memcpy(r->qdata + at, rec->p, rec->size);
-        r->qlen = at + ((rec->size + 7u) & ~7u);
-    }
-    GROW(r->q, r->qcapn, r->qn + 1);
-    r->q[r->qn++] = (struct qent){time, r->seq++, rec->off, rec->mapped ? rec->p : NULL, at,
-                                  rec->size};
-    if (time > r->max_time)
-        r->max_time = time;
-}
-
-/*
- * Stable natural merge sort.  A round holds one time-ordered run per CPU
- * buffer plus the sorted leftovers of the last round, so merging runs is
- * close to linear where qsort would pay n log n.
- */
-static void sort_queue(struct perf_reader *r)
-{
-    size_t n = r->qn;
-    if (n < 2)
-        return;
-    GROW(r->qtmp, r->qtmp_cap, n);
-    struct qent *a = r->q, *b = r->qtmp;
-    for (;;) {
-        size_t runs = 0, i = 0;
-        while (i < n) {
-            size_t mid = i + 1;
-            while (mid < n && qent_cmp(&a[mid - 1], &a[mid]) <= 0)
-                mid++;
-            size_t end = mid;
-            if (end < n) {
-                end++;
-                while (end < n && qent_cmp(&a[end - 1], &a[end]) <= 0)
-                    end++;
-            }
-            size_t x = i, y = mid, k = i;   /* merge a[i..mid) and a[mid..end) */
-            while (x < mid && y < end)
-                b[k++] = qent_cmp(&a[y], &a[x]) < 0 ? a[y++] : a[x++];
-            while (x < mid)
-                b[k++] = a[x++];
-            while (y < end)
-                b[k++] = a[y++];
-            runs++;
-            i = end;
-        }
-        struct qent *t = a;
-        a = b;
-        b = t;
-        if (runs == 1)
-            break;
-    }
-    if (a != r->q) {                    /* the result must end up in r->q */
-        r->qtmp = r->q;
-        r->q = a;
-        size_t c = r->qcapn;
-        r->qcapn = r->qtmp_cap;
-        r->qtmp_cap = c;
-    }
-}
-
-/* Sort what is queued and mark everything up to `limit` for delivery. */
-static void flush(struct perf_reader *r, u64 limit)
-{
-    sort_queue(r);
-    size_t n = 0;
-    while (n < r->qn && r->q[n].time <= limit)
-        n++;
-    r->q_next = 0;
-    r->q_ready = n;
-    if (n)
-        r->last_flush = r->q[n - 1].time;
-}
-
-/* Drop the delivered records, keeping the rest in a compact buffer. */
-static void compact(struct perf_reader *r)
-{
-    size_t len = 0;
-    u64 low = r->src.off;               /* the oldest mapped byte still needed */
-    for (size_t i = r->q_ready; i < r->qn; i++)
-        len += r->q[i].mapped ? 0 : (r->q[i].size + 7u) & ~7u;
-    GROW(r->qspare, r->qspare_cap, len);
-    len = 0;
-    for (size_t i = r->q_ready; i < r->qn; i++) {
-        struct qent e = r->q[i];
-        if (e.mapped) {
-            if (e.offset < low)
-                low = e.offset;
-        } else {
-            memcpy(r->qspare + len, r->qdata + e.at, e.size);
-            e.at = len;
-            len += (e.size + 7u) & ~7u;
-        }
-        r->q[i - r->q_ready] = e;
-    }
-    src_release(&r->src, low);
-    r->qn -= r->q_ready;
-    r->q_next = r->q_ready = 0;
-    u8 *t = r->qdata;
-    size_t tc = r->qcap;
-    r->qdata = r->qspare;
-    r->qcap = r->qspare_cap;
-    r->qspare = t;
-    r->qspare_cap = tc;
-    r->qlen = len;
-}
-
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
 {
     struct raw rec;
     for (;;) {
         if (r->failed)
             return -1;
-        while (r->q_next < r->q_ready) {
-            const struct qent *e = &r->q[r->q_next++];
-            rec.p = e->mapped ? e->mapped : r->qdata + e->at;
-            rec.off = e->offset;
-            rec.size = (u16)e->size;
+        u32 size;
+        while ((rec.p = pd_queue__next(&r->queue, &size, &rec.off))) {
+            rec.size = (u16)size;
             rec.type = rd32(rec.p);
             memcpy(&rec.misc, rec.p + 4, 2);
             int k = parse(r, &rec, ev);
             if (k)
                 return k;
         }
-        if (r->q_ready)
-            compact(r);
+        if (r->queue.ready)             /* the last batch is done with */
+            src_release(&r->src, pd_queue__compact(&r->queue, r->src.off));
         if (r->at_end) {
-            if (!r->qn)
+            if (!r->queue.n)
                 return 0;
-            flush(r, UINT64_MAX);
+            pd_queue__flush(&r->queue, UINT64_MAX);
             continue;
         }
         int k = next_raw(r, &rec);
@@ -1204,10 +689,8 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
             k = user_record(r, &rec);
             if (k < 0)
                 return -1;
-            if (k == 1) {               /* FINISHED_ROUND */
-                flush(r, r->next_flush);
-                r->next_flush = r->max_time;
-            }
+            if (k == 1)                 /* FINISHED_ROUND */
+                pd_queue__round(&r->queue);
             continue;
         }
         if (rec.type == PERF_RECORD_LOST && rec.size >= 24) {
@@ -1218,7 +701,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
             r->lost += rd64(rec.p + 8);
             continue;
         }
-        if (!is_queued_type(rec.type))
+        if (!record_is_queued(rec.type))
             continue;
         size_t idx;
         const struct pd_attr *a = attr_of(r, &rec, &idx);
@@ -1229,20 +712,16 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
             }
             continue;
         }
-        u64 time;
-        if (rec.type == PERF_RECORD_SAMPLE)
-            time = sample_time(&r->layouts[idx], &rec);
-        else
-            trailer(&r->layouts[idx], &rec, &time);
+        u64 time = record_time(&r->layouts[idx], &rec);
         /* perf delivers untimed records, and records older than what was
          * already delivered, at once instead of queueing them. */
-        if (time == 0 || time < r->last_flush) {
+        if (time == 0 || time < r->queue.last_flush) {
             k = parse(r, &rec, ev);
             if (k)
                 return k;
             continue;
         }
-        enqueue(r, &rec, time);
+        pd_queue__push(&r->queue, rec.p, rec.size, rec.mapped, time, rec.off);
     }
 }
 

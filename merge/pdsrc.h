@@ -1,0 +1,41 @@
+/*
+ * pdsrc.h - the bytes of a perf.data input, for perfdata.c.
+ *
+ * A file's data section is mapped and records are used in place; a pipe is
+ * read through a buffer.  Either way src_want() makes n bytes readable at
+ * src_ptr(), and src_take() moves past them.
+ */
+#ifndef PYMERGE_PDSRC_H
+#define PYMERGE_PDSRC_H
+
+#include "util.h"
+
+#include <sys/types.h>
+
+#define SRC_BUF_SIZE (1u << 20)     /* read buffer; records are < 64 KiB */
+
+struct src {
+    int fd;
+    int seekable;
+    u8 *buf;
+    size_t pos, len;            /* unread bytes are buf[pos..len) */
+    u64 off;                    /* input offset of the next unread byte */
+    u64 end;                    /* stop reading here */
+    /* A mapped data section: pages already delivered are given back. */
+    const u8 *map;
+    u64 map_off;                /* file offset of map[0] (page aligned) */
+    size_t map_len, released;   /* bytes mapped; bytes at the start given back */
+};
+
+/* Make n bytes readable at src_ptr() if the input has them; returns how
+ * many are (fewer only at the end of the input).  -1 on a read error. */
+ssize_t src_want(struct src *s, size_t n);
+const u8 *src_ptr(const struct src *s);
+void src_take(struct src *s, size_t n);
+/* Map [s->off, s->end) of the file; on failure buffered reads remain. */
+void src_map(struct src *s, const char *path);
+/* Give back mapped pages before file offset low (all delivered). */
+void src_release(struct src *s, u64 low);
+void src_exit(struct src *s);
+
+#endif
