@@ -593,6 +593,8 @@ static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *re
          * without its id cannot be attributed */
         return rec->type != PERF_RECORD_SAMPLE && !r->layouts[0].sample_id_all ? &r->attrs[0]
                                                                                : NULL;
+    if (id == 0)        /* what perf synthesizes from /proc carries id 0 */
+        return &r->attrs[0];
     return attr_by_id(r, id, idx);
 }
 

@@ -134,8 +134,9 @@ static const char *intern(struct symbols *sy, const char *s, size_t len)
 
 /* ---- names ------------------------------------------------------------- */
 
-/* stackcollapse-perf.pl's tidy_generic, applied to one frame name. */
-static const char *tidy(struct symbols *sy, const char *in)
+/* stackcollapse-perf.pl's tidy_generic, applied to one frame name; with
+ * cut 0, only what would break the folded format is replaced. */
+static const char *tidy(struct symbols *sy, const char *in, int cut)
 {
     size_t len = strlen(in);
     char stack_buf[512];
@@ -147,9 +148,9 @@ static const char *tidy(struct symbols *sy, const char *in)
     int is_go = go && strstr(go + 2, ").") != NULL;
     for (size_t i = 0; i < len; i++) {
         char c = in[i];
-        if (c == '(' && !is_go && strncmp(in + i + 1, "anonymous namespace)", 20) != 0)
+        if (cut && c == '(' && !is_go && strncmp(in + i + 1, "anonymous namespace)", 20) != 0)
             break;              /* the argument list is noise */
-        if (c == '"' || c == '\'')
+        if (cut && (c == '"' || c == '\''))
             continue;
         /* ';' separates frames and a newline ends the line: neither may
          * appear in a name (a corrupt file can put both in a path). */
@@ -204,7 +205,7 @@ static const char *python_display(struct symbols *sy, const char *perf_name)
     const char *q = perf_name + 4, *colon = strchr(q, ':');
     char buf[1024];
     if (!colon)
-        return tidy(sy, q);
+        return tidy(sy, q, 1);
     const char *file = colon + 1, *base = path_basename(file);
     if ((!strcmp(base, "__init__.py") || !strcmp(base, "__main__.py")) && base > file + 1) {
         const char *p = base - 1;
@@ -275,9 +276,21 @@ static const char *demangled(struct symbols *sy, const char *name)
     return intern(sy, buf, strlen(buf));
 }
 
+/*
+ * stackcollapse-perf.pl reads "ADDR NAME (DSO)" lines and takes the last
+ * " (" as the start of the DSO: a path with " (" in it ("/memfd:x
+ * (deleted)") leaves "NAME (/memfd:x" as the name, which its tidying cuts
+ * to "NAME ".  The native view keeps even that.
+ */
+static int splits_badly(const char *dso_path)
+{
+    return dso_path && strstr(dso_path, " (") != NULL;
+}
+
 /* A symbol's frame: perf's name, tidied; Python trampolines also get their
  * readable name. */
-static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum frame_kind kind)
+static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum frame_kind kind,
+                             const char *dso_path)
 {
     const char *display = NULL;
     if (kind == FRAME_USER)
@@ -287,7 +300,15 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
         kind = FRAME_PYTHON;
         display = python_display(sy, perf_name);
     }
-    return add_frame(sy, tidy(sy, perf_name), display, kind, 0);
+    const char *native = tidy(sy, perf_name, 1);
+    if (splits_badly(dso_path)) {
+        char buf[4200];
+        snprintf(buf, sizeof(buf), "%s (", perf_name);
+        if (!display)
+            display = native;
+        native = tidy(sy, buf, 1);
+    }
+    return add_frame(sy, native, display, kind, 0);
 }
 
 /* An address without a symbol: "[dso basename]" as stackcollapse-perf.pl
@@ -297,12 +318,12 @@ static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum fra
     char native[4200], display[4200];
     const char *base = path_basename(dso_path);
     size_t len = strlen(base);
-    snprintf(native, sizeof(native), "[%s]", base);
+    snprintf(native, sizeof(native), splits_badly(dso_path) ? "[unknown] (" : "[%s]", base);
     if (len >= 2 && base[0] == '[' && base[len - 1] == ']')
         snprintf(display, sizeof(display), "%s", base);
     else
         snprintf(display, sizeof(display), "[%s]", base);
-    return add_frame(sy, tidy(sy, native), tidy(sy, display), kind, 1);
+    return add_frame(sy, tidy(sy, native, 1), tidy(sy, display, 0), kind, 1);
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -433,7 +454,7 @@ static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
     const struct sym *s = symtab__find(&sy->kernel, addr - sy->kernel_shift);
     if (!s)
         return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL);
-    return symbol_frame(sy, s->name, FRAME_KERNEL);
+    return symbol_frame(sy, s->name, FRAME_KERNEL, NULL);
 }
 
 static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64_t addr)
@@ -454,7 +475,7 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
     }
     if (!s)
         return unknown_frame(sy, d->path, kind);
-    return symbol_frame(sy, s->name, kind);
+    return symbol_frame(sy, s->name, kind, d->path);
 }
 
 uint32_t symbols__frame(struct symbols *sy, const struct process *proc, uint64_t addr,

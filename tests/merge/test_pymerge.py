@@ -33,6 +33,9 @@ def setUpModule():
                          '-F', '1999', '-g')
     DATA['z'] = record(os.path.join(TMP, 'z.data'), run, '-z', '-e', 'cpu-clock', '-F', '2999',
                        '-g')
+    # Whole system: perf synthesizes the state of every running process.
+    DATA['system'] = record(os.path.join(TMP, 'system.data'), [PROG, '1'], '-a', '-e',
+                            'cpu-clock', '-F', '999', '-g')
     with open(os.path.join(TMP, 'pipe.data'), 'wb') as f:
         subprocess.run(['perf', 'record', '-q', '-o', '-', '-e', 'cpu-clock', '-F', '2999', '-g',
                         '--'] + run, stdout=f, stderr=subprocess.DEVNULL, check=True, timeout=600)
@@ -72,6 +75,9 @@ class GoldenTest(unittest.TestCase):
 
     def test_two_events_chosen(self):
         self.check(DATA['two'], '--event', 'task-clock', event_filter='task-clock')
+
+    def test_system_wide(self):
+        self.check(DATA['system'])
 
     def test_compressed(self):
         self.check(DATA['z'])
