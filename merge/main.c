@@ -77,7 +77,7 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct pipeline_opts o = {.view = {VIEW_MIXED, 0, 1}, .root = ROOT_COMM};
+    struct pipeline_opts o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM};
     const char *output = NULL;
     int c;
 
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
         case O_NO_LEAF: o.view.native_leaf = 0; break;
         case O_PID: if (o.root != ROOT_TID) o.root = ROOT_PID; break;
         case O_TID: o.root = ROOT_TID; break;
-        case O_NO_KERNEL: o.view.no_kernel = 1; break;
+        case O_NO_KERNEL: o.no_kernel = 1; break;
         case O_ANNOTATE: o.annotate = 1; break;
         case O_EVENT: o.event = optarg; break;
         case O_WEIGHT:

@@ -136,7 +136,7 @@ static void sample(struct run *x, const struct pd_event *ev)
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
-        if (u->kernel && x->o->view.no_kernel)
+        if (u->kernel && x->o->no_kernel)
             continue;                   /* not worth symbolizing */
         /* The native view names return addresses as perf does, at the
          * address itself; the others look up the call at pc - 1, which
@@ -238,7 +238,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         session__add_build_id(x->s, b->filename, b->id, b->size);
     }
-    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->view.no_kernel, NULL, 0};
+    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->no_kernel, NULL, 0};
     for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         if (strcmp(b->filename, "[kernel.kallsyms]") == 0) {

@@ -15,6 +15,7 @@ enum root_kind { ROOT_COMM, ROOT_PID, ROOT_TID };
 struct pipeline_opts {
     struct view_opts view;
     enum root_kind root;        /* comm, comm-PID or comm-PID/TID */
+    int no_kernel;              /* leave kernel frames out (before symbolizing them) */
     int weight_samples;         /* 1: count samples; 0: sum periods */
     int annotate;
     int verbose;

@@ -10,17 +10,13 @@
  */
 #include "views.h"
 
-static size_t mixed(const struct view_opts *o, const struct symbols *sy, const uint32_t *in,
-                    size_t n, uint32_t *out)
+#include <string.h>
+
+static size_t mixed(const struct symbols *sy, const uint32_t *in, size_t n, uint32_t *out)
 {
     size_t m = 0;
     for (size_t i = 0; i < n;) {
-        const struct frame *f = symbols__get(sy, in[i]);
-        if (o->no_kernel && f->kind == FRAME_KERNEL) {
-            i++;
-            continue;
-        }
-        if (!f->plumbing) {
+        if (!symbols__get(sy, in[i])->plumbing) {
             out[m++] = in[i++];
             continue;
         }
@@ -40,14 +36,11 @@ static size_t mixed(const struct view_opts *o, const struct symbols *sy, const u
 size_t view__apply(const struct view_opts *o, const struct symbols *sy, const uint32_t *in,
                    size_t n, uint32_t *out)
 {
-    size_t m = 0;
     if (o->view == VIEW_NATIVE) {
-        for (size_t i = 0; i < n; i++)
-            if (!(o->no_kernel && symbols__get(sy, in[i])->kind == FRAME_KERNEL))
-                out[m++] = in[i];
-        return m;
+        memcpy(out, in, n * sizeof(*in));
+        return n;
     }
-    m = mixed(o, sy, in, n, out);
+    size_t m = mixed(sy, in, n, out);
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and

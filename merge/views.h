@@ -18,7 +18,6 @@ enum view { VIEW_NATIVE, VIEW_MIXED, VIEW_PYTHON };
 
 struct view_opts {
     enum view view;
-    int no_kernel;          /* drop kernel frames */
     int native_leaf;        /* python view: keep the innermost native frame */
 };
 
