@@ -4,7 +4,8 @@
     test_dwarf_python.py PYTHON [unittest args]
 
 Environment: PYMERGE (default: pymerge on PATH); PYTHONPATH must make
-pyperfmap importable by PYTHON.
+pyperfmap importable by PYTHON; PYMERGE_CHILD_PRELOAD (set by meson in a
+sanitized build) is preloaded into the recorded interpreters.
 
 Records tests/merge/dwarf/phases.py, which measures its own CPU split with
 time.process_time(), under `PYTHON -m pyperfmap` with
@@ -44,10 +45,13 @@ def record(tmp, name, python_args, perf_args=()):
     measured split)."""
     data = os.path.join(tmp, name + '.data')
     out = os.path.join(tmp, name + '.json')
+    env = dict(os.environ)
+    if os.environ.get('PYMERGE_CHILD_PRELOAD'):     # a sanitized pyperfmap build
+        env.update(LD_PRELOAD=os.environ['PYMERGE_CHILD_PRELOAD'], ASAN_OPTIONS='detect_leaks=0')
     subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
                     '--call-graph', 'dwarf,32768', '-o', data] + list(perf_args) +
                    ['--', PYTHON] + python_args + [WORKLOAD, SECONDS, out],
-                   check=True, stderr=subprocess.DEVNULL)
+                   check=True, stderr=subprocess.DEVNULL, env=env)
     with open(out) as f:
         measured = json.load(f)
     perf_map = '/tmp/perf-%d.map' % measured['pid']
