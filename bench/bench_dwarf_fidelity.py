@@ -62,10 +62,7 @@ def main():
                 xdata, _ = t.record(tmp, 'xperf', ['-X', 'perf'])
                 xperf = '%.2f%%' % (100 * complete_share(python_view(xdata)))
             if tuple(map(int, version.split('.'))) >= (3, 13):
-                raw, _ = t.record(tmp, 'raw', ['-X', 'perf_jit'], ['-k', '1'])
-                jdata = os.path.join(tmp, 'jit.data')
-                subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', jdata], check=True,
-                               stderr=subprocess.DEVNULL)
+                jdata, _ = t.record_perf_jit(tmp)
                 perfjit = '%.2f%%' % (100 * complete_share(python_view(jdata)))
             label = version + (' (%s)' % python if python.startswith('/usr/') else '')
             print('| %s | %d | %s | %.1f pt | %.2f%% | %s | %s |'

@@ -60,6 +60,16 @@ def record(tmp, name, python_args, perf_args=()):
     return data, measured
 
 
+def record_perf_jit(tmp):
+    """record() of `-X perf_jit`, then `perf inject --jit` (which needs the
+    monotonic clock of -k 1): the recording pymerge reads."""
+    raw, measured = record(tmp, 'raw', ['-X', 'perf_jit'], ['-k', '1'])
+    data = os.path.join(tmp, 'jit.data')
+    subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', data], check=True,
+                   stderr=subprocess.DEVNULL)
+    return data, measured
+
+
 def python_at_least(version):
     out = subprocess.run([PYTHON, '-c', 'import sys; print(sys.version_info >= %r)' % (version,)],
                          check=True, stdout=subprocess.PIPE, universal_newlines=True)
@@ -204,15 +214,18 @@ class PyperfmapRecording(Fidelity):
                                                              self.data)[0])
 
 
-class CPythonPerfRecording(Fidelity):
-    """CPython's own -X perf trampolines: pymerge steps through them too."""
+class OwnTrampolines(Fidelity):
+    """CPython's own trampolines instead of pyperfmap's: pymerge steps
+    through them too.  A subclass records (since: the first version that
+    has them); this checks."""
+    since, label = None, None
 
     @classmethod
     def setUpClass(cls):
-        if not python_at_least((3, 12)):
-            raise unittest.SkipTest('no -X perf before 3.12')
-        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_xperf.')
-        cls.data, cls.measured = record(cls.tmp, 'xperf', ['-X', 'perf'])
+        if not python_at_least(cls.since):
+            raise unittest.SkipTest('no %s before %d.%d' % ((cls.label,) + cls.since))
+        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_own.')
+        cls.data, cls.measured = cls.record()
         cls.python = folded(pymerge('--weight', 'samples', '--view', 'python', cls.data)[0])
 
     @classmethod
@@ -220,36 +233,32 @@ class CPythonPerfRecording(Fidelity):
         shutil.rmtree(cls.tmp)
 
     def test_unwinds_to_module(self):
-        self.check_complete(self.python, '-X perf')
+        self.check_complete(self.python, self.label)
 
     def test_phase_shares(self):
         self.check_shares(self.python, self.measured, 'python')
 
 
-class CPythonPerfJitRecording(Fidelity):
+class CPythonPerf(OwnTrampolines):
+    """-X perf: trampolines in anonymous memory, named by the perf map."""
+    since, label = (3, 12), '-X perf'
+
+    @classmethod
+    def record(cls):
+        return record(cls.tmp, 'xperf', ['-X', 'perf'])
+
+
+class CPythonPerfJit(OwnTrampolines):
     """-X perf_jit after `perf inject --jit`: the jitted-*.so files carry
     CFI for the trampolines, so they unwind as ordinary ELF code."""
+    since, label = (3, 13), '-X perf_jit'
 
     @classmethod
-    def setUpClass(cls):
-        if not python_at_least((3, 13)):
-            raise unittest.SkipTest('no -X perf_jit before 3.13')
-        cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_perfjit.')
-        raw, cls.measured = record(cls.tmp, 'raw', ['-X', 'perf_jit'], ['-k', '1'])
-        cls.data = os.path.join(cls.tmp, 'jit.data')
-        subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', cls.data], check=True,
-                       stderr=subprocess.DEVNULL)
-        cls.python = folded(pymerge('--weight', 'samples', '--view', 'python', cls.data)[0])
+    def record(cls):
+        return record_perf_jit(cls.tmp)
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
 
-    def test_unwinds_to_module(self):
-        self.check_complete(self.python, '-X perf_jit')
-
-    def test_phase_shares(self):
-        self.check_shares(self.python, self.measured, 'python')
+del OwnTrampolines      # a base, not a test case of its own
 
 
 if __name__ == '__main__':
