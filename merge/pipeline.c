@@ -56,8 +56,9 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
     *um = (struct unwind_map){.kind = UNWIND_MAP_ELF, .start = m->start, .end = m->end,
                               .pgoff = m->pgoff, .path = m->dso->path, .dso = m->dso};
     switch (m->dso->kind) {
-    case DSO_FILE:
-        return 0;
+    case DSO_FILE:  /* the file the symbols come from: gone or rebuilt means its cached copy */
+        um->path = symbols__elf_file(c->sy, m->dso);
+        return um->path ? 0 : -1;
     case DSO_VDSO:
         um->path = NULL;
         um->image = elf_own_vdso(&um->image_size);
@@ -97,9 +98,9 @@ static uint32_t root_frame(struct run *x, const struct thread *t)
     char buf[320];
     int n = snprintf(buf, sizeof(buf), "%s", t->comm);
     if (x->o->root == ROOT_PID)
-        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%u", t->pid);
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%d", (int)t->pid);
     else if (x->o->root == ROOT_TID)
-        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%u/%u", t->pid, t->tid);
+        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%d/%d", (int)t->pid, (int)t->tid);
     for (char *c = buf; *c; c++)    /* as stackcollapse-perf.pl; ';' would split */
         if (*c == ' ')
             *c = '_';

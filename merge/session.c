@@ -123,7 +123,8 @@ static struct thread *thread_new(struct session *s, uint32_t pid, uint32_t tid)
     s->all_threads[s->n_threads++] = t;
     t->pid = pid;
     t->tid = tid;
-    snprintf(buf, sizeof(buf), tid == 0 ? "swapper" : ":%u", tid);
+    /* pids are signed to perf: a dying task's samples say -1 */
+    snprintf(buf, sizeof(buf), tid == 0 ? "swapper" : ":%d", (int)tid);
     t->comm = str(s, buf);
     t->comm_set = tid == 0;         /* perf names the idle task "swapper" */
     t->proc = process_findnew(s, pid);
