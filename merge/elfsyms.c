@@ -286,8 +286,10 @@ static void bid_hex(char *out, const uint8_t *id, uint8_t size)
     out[2 * size] = 0;
 }
 
-/* perf's build-id cache: ~/.debug/.build-id/xx/rest/elf (or $PERF_BUILDID_DIR). */
-static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want, uint8_t size)
+/* perf's build-id cache: ~/.debug/.build-id/xx/rest/elf (or $PERF_BUILDID_DIR).
+ * used (PATH_MAX bytes, or NULL) receives the path of the copy. */
+static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want, uint8_t size,
+                       char *used)
 {
     char hex[41], cand[PATH_MAX];
     const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
@@ -303,8 +305,11 @@ static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want,
         snprintf(cand + n, sizeof(cand) - n, "/.build-id/%.2s/%s/elf", hex, hex + 2);
     if (elf_file_open(f, cand) < 0)
         return -1;
-    if (same_bid(f, want, size))
+    if (same_bid(f, want, size)) {
+        if (used)
+            memcpy(used, cand, sizeof(cand));
         return 0;
+    }
     elf_file_close(f);
     return -1;
 }
@@ -313,27 +318,34 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
                     uint8_t want_size, char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
+    char cached[PATH_MAX];
+    const char *used = path;
     int ret;
 
     memset(img, 0, sizeof(*img));
     elf_version(EV_CURRENT);
     if (elf_file_open(&f, path) < 0) {
         int e = errno;
-        if (want_size && open_cached(&f, NULL, want, want_size) == 0)
-            goto found;
+        if (want_size && open_cached(&f, NULL, want, want_size, cached) == 0)
+            goto found_cached;
         snprintf(why, whylen, "%s", f.fd < 0 && e ? strerror(e) : "not an ELF file");
         return -1;
     }
     if (want_size && f.bid_size && !same_bid(&f, want, want_size)) {
         elf_file_close(&f);
-        if (open_cached(&f, NULL, want, want_size) == 0)
-            goto found;
+        if (open_cached(&f, NULL, want, want_size, cached) == 0)
+            goto found_cached;
         snprintf(why, whylen, "rebuilt since the recording (build id differs)");
         return -1;
     }
+    goto found;
+found_cached:
+    used = cached;
 found:
     ret = load_from(img, &f, path);
     elf_file_close(&f);
+    if (ret == 0)
+        img->file = xstrdup(used);
     return ret;
 }
 
@@ -366,7 +378,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
         if (elf_file_init(&f) == 0 && want_size && !same_bid(&f, want, want_size))
             elf_file_close(&f);
     }
-    if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size) == 0)) {
+    if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size, NULL) == 0)) {
         free(copy);
         snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
         return -1;
@@ -380,6 +392,8 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
 void elf_image__exit(struct elf_image *img)
 {
     symtab__exit(&img->syms);
+    free(img->file);
+    img->file = NULL;
     free(img->loads);
     img->loads = NULL;
     img->n_loads = 0;

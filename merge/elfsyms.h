@@ -22,6 +22,9 @@ struct elf_image {
     struct symtab syms;         /* addresses are the ELF's virtual addresses */
     struct elf_load *loads;
     size_t n_loads;
+    char *file;                 /* the file matching the recording (path, or perf's
+                                 * cached copy); the DWARF unwinder reads its CFI.
+                                 * NULL for the vdso */
 };
 
 /*

@@ -529,6 +529,14 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct proces
     return TRAMPOLINE_CPYTHON;
 }
 
+const char *symbols__elf_file(struct symbols *sy, const struct dso *d)
+{
+    struct dso_syms *ds = dso_syms(sy, d);
+    if (ds->state == UNLOADED)
+        load_dso(sy, ds, d);
+    return ds->state == LOADED ? ds->img.file : NULL;
+}
+
 int symbols__kernel_hidden(const struct symbols *sy)
 {
     return sy->kernel_hidden;

@@ -67,6 +67,14 @@ enum trampoline_kind { TRAMPOLINE_NONE, TRAMPOLINE_PYPERFMAP, TRAMPOLINE_CPYTHON
 enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
                                          uint64_t addr, uint64_t *entry);
 
+/*
+ * The file holding a DSO_FILE dso's code as recorded (the file itself, or
+ * perf's cached copy when it is gone or was rebuilt since), loading the
+ * dso's symbols if needed; NULL when there is none.  For the DWARF
+ * unwinder, so CFI and symbols come from the same file.
+ */
+const char *symbols__elf_file(struct symbols *sy, const struct dso *d);
+
 int symbols__kernel_hidden(const struct symbols *sy);
 
 /* Where the recorded kernel's _text was (the pgoff of perf's

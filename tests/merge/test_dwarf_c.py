@@ -173,6 +173,23 @@ class DwarfC(unittest.TestCase):
             self.assertRegex(summary, r'DWARF unwinding: (100.0|99.\d)% of user stacks complete')
         self.assertIn('dwprog;_start;', piped.stdout)
 
+    def test_library_rebuilt_since(self):
+        """A library rebuilt after the recording: pymerge takes its CFI,
+        like its symbols, from perf's copy of the recorded build."""
+        tmp = tempfile.mkdtemp(prefix='test_dwarf_rebuilt.', dir=self.tmp)
+        prog = build_dwprog(tmp)
+        data = os.path.join(tmp, 'perf.data')
+        record_dwarf(data, [prog, '0.5'])
+        before = parse_folded(run([PYMERGE, '--view', 'native', data]))
+        # Other code at other addresses, same names: wrong CFI would show.
+        run(['gcc', '-O0', '-g', '-fPIC', '-shared', '-I', SRC, '-o',
+             os.path.join(tmp, 'libdwwork.so'), os.path.join(SRC, 'libdwwork.c')])
+        after = subprocess.run([PYMERGE, '-v', '--view', 'native', data], check=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True)
+        self.assertEqual(parse_folded(after.stdout), before)
+        self.assertNotIn('rebuilt', after.stderr)
+
     def test_kernel_part_on_top(self):
         annotated = parse_folded(run([PYMERGE, '--annotate', self.data]))
         syscalls = [s for s in annotated if ';lib_syscalls;' in s and s.endswith('_[k]')]
