@@ -95,3 +95,20 @@ def folded_diff(want, got, limit=10):
     diff = ['- %s %d' % (k, v) for k, v in sorted(w.items()) if g.get(k) != v][:limit]
     diff += ['+ %s %d' % (k, v) for k, v in sorted(g.items()) if w.get(k) != v][:limit]
     return '\n'.join(diff)
+
+
+def check_native(test, data, *args, **golden_args):
+    """Fail test unless pymerge --view native [args] on data prints what
+    perf script | stackcollapse-perf.pl [golden_args] prints."""
+    want = golden(data, **golden_args)
+    got = pymerge('--view', 'native', *args, data).stdout
+    # A dying task's samples can carry PID -1, which perf script prints as
+    # "-1" and stackcollapse-perf.pl then mis-parses (the process name
+    # swallows the timestamp): pymerge names the process ":-1", as perf
+    # does (a documented difference).
+    want = ''.join(l for l in want.splitlines(True) if not l.startswith(':-1'))
+    got = ''.join(l for l in got.splitlines(True) if not l.startswith(':-1'))
+    test.assertGreater(len(want.splitlines()), 3, 'too few stacks recorded')
+    if got != want:
+        test.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
+                  folded_diff(want, got))

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import unittest
 
-from pmtest import HERE, folded_diff, golden, parse_folded, pymerge, record, tempdir
+from pmtest import HERE, check_native, parse_folded, pymerge, record, tempdir
 
 PYTHON = None
 WORK = os.path.join(HERE, 'py', 'work.py')
@@ -69,19 +69,13 @@ def tearDownModule():
 
 class FramePointerTest(unittest.TestCase):
 
-    def check(self, data):
-        want, got = golden(data), pymerge('--view', 'native', data).stdout
-        if want != got:
-            self.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
-                      folded_diff(want, got))
-
     def test_native_equals_perf_script(self):
-        self.check(DATA['fp'])
+        check_native(self, DATA['fp'])
 
     def test_cpython_perf_trampolines_native(self):
         if 'xperf' not in DATA:
             self.skipTest('-X perf needs CPython 3.12+')
-        self.check(DATA['xperf'])
+        check_native(self, DATA['xperf'])
 
     def test_mixed_names_python_frames_readably(self):
         out = pymerge(DATA['fp']).stdout
