@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* O_CLOEXEC */
 #include "cfi.h"
+#include "elfsyms.h"
 #include "idmap.h"
 #include "util.h"
 
@@ -21,10 +22,6 @@
  * move when more rules are added. */
 #define RULE_BLOCK 256
 
-struct load {               /* one PT_LOAD: file offsets -> ELF addresses */
-    uint64_t off, filesz, vaddr;
-};
-
 struct cfi {
     int fd;                 /* -1 for an image in memory */
     char *copy;             /* that image, ours */
@@ -34,7 +31,7 @@ struct cfi {
     Dwarf_CFI *eh;          /* .eh_frame, ours to dwarf_cfi_end */
     Dwarf *dwarf;           /* for .debug_frame */
     Dwarf_CFI *debug;       /* owned by dwarf */
-    struct load *loads;
+    struct elf_load *loads;     /* file offsets -> ELF addresses */
     size_t nloads;
     uint64_t entry;         /* e_entry: where the kernel starts the program */
 
@@ -52,21 +49,6 @@ struct cfi {
 /* What by_off holds for an offset without CFI. */
 static const struct cfi_rule no_rule;
 
-static int read_loads(struct cfi *c)
-{
-    size_t n;
-    if (elf_getphdrnum(c->elf, &n) != 0)
-        return -1;
-    c->loads = xcalloc(n, sizeof(*c->loads));
-    for (size_t i = 0; i < n; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-            continue;
-        c->loads[c->nloads++] = (struct load){ph.p_offset, ph.p_filesz, ph.p_vaddr};
-    }
-    return 0;
-}
-
 /* Everything but opening: c->elf is set.  0, or -1 with err filled. */
 static int cfi_init(struct cfi *c, const char *what, char *err, size_t errlen)
 {
@@ -76,10 +58,11 @@ static int cfi_init(struct cfi *c, const char *what, char *err, size_t errlen)
         return -1;
     }
     c->image = (const uint8_t *)elf_rawfile(c->elf, &c->image_size);
-    if (!c->image || !gelf_getehdr(c->elf, &eh) || read_loads(c) != 0) {
+    if (!c->image || !gelf_getehdr(c->elf, &eh)) {
         snprintf(err, errlen, "%s: bad ELF file: %s", what, elf_errmsg(-1));
         return -1;
     }
+    c->nloads = elf_loads__read(c->elf, &c->loads);
     c->entry = eh.e_entry;
     /* Either may be missing; a file with neither just has no rules. */
     c->eh = dwarf_getcfi_elf(c->elf);
@@ -281,17 +264,6 @@ static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
     return 0;
 }
 
-/* ELF address of file offset OFF, or -1 when no PT_LOAD maps it. */
-static int to_vaddr(const struct cfi *c, uint64_t off, uint64_t *vaddr)
-{
-    for (size_t i = 0; i < c->nloads; i++)
-        if (off - c->loads[i].off < c->loads[i].filesz) {
-            *vaddr = off - c->loads[i].off + c->loads[i].vaddr;
-            return 0;
-        }
-    return -1;
-}
-
 /* The rule at ELF address vaddr, from the first table that covers it.
  * Many addresses share a rule, so equal rules are stored once. */
 static const struct cfi_rule *lookup_uncached(struct cfi *c, uint64_t vaddr)
@@ -325,7 +297,7 @@ const struct cfi_rule *cfi__rule(struct cfi *c, uint64_t off)
     const struct cfi_rule *r = idmap__get(&c->by_off, off);
     if (!r) {
         uint64_t vaddr;
-        r = to_vaddr(c, off, &vaddr) == 0 ? lookup_uncached(c, vaddr) : NULL;
+        r = elf_loads__vaddr(c->loads, c->nloads, off, &vaddr) ? lookup_uncached(c, vaddr) : NULL;
         idmap__put(&c->by_off, off, (void *)(r ? r : &no_rule));
     }
     return r == &no_rule ? NULL : r;
@@ -342,5 +314,6 @@ int cfi__read(const struct cfi *c, uint64_t off, void *buf, size_t len)
 int cfi__is_entry(const struct cfi *c, uint64_t off)
 {
     uint64_t vaddr;
-    return c->entry && to_vaddr(c, off, &vaddr) == 0 && vaddr - c->entry < CFI_ENTRY_STUB;
+    return c->entry && elf_loads__vaddr(c->loads, c->nloads, off, &vaddr) &&
+           vaddr - c->entry < CFI_ENTRY_STUB;
 }

@@ -206,17 +206,36 @@ static void load_plt(struct elf_image *img, const struct elf_file *f)
     }
 }
 
-static void load_segments(struct elf_image *img, const struct elf_file *f)
+size_t elf_loads__read(Elf *elf, struct elf_load **loads)
 {
-    size_t n;
-    if (elf_getphdrnum(f->elf, &n) || n == 0 || n > 65535)
-        return;
-    img->loads = xmalloc(n * sizeof(*img->loads));
+    size_t n, k = 0;
+    *loads = NULL;
+    if (elf_getphdrnum(elf, &n) || n == 0 || n > 65535)
+        return 0;
+    *loads = xmalloc(n * sizeof(**loads));
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;
-        if (gelf_getphdr(f->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-            img->loads[img->n_loads++] = (struct elf_load){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+            (*loads)[k++] = (struct elf_load){ph.p_offset, ph.p_filesz, ph.p_vaddr};
     }
+    return k;
+}
+
+int elf_loads__vaddr(const struct elf_load *loads, size_t n, uint64_t off, uint64_t *vaddr)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct elf_load *l = &loads[i];
+        if (off >= l->offset && off - l->offset < l->filesz) {
+            *vaddr = off - l->offset + l->vaddr;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void load_segments(struct elf_image *img, const struct elf_file *f)
+{
+    img->n_loads = elf_loads__read(f->elf, &img->loads);
 }
 
 /* A separate debug file for f that carries a .symtab, or -1. */
@@ -401,12 +420,5 @@ void elf_image__exit(struct elf_image *img)
 
 int elf_image__vaddr(const struct elf_image *img, uint64_t off, uint64_t *vaddr)
 {
-    for (size_t i = 0; i < img->n_loads; i++) {
-        const struct elf_load *l = &img->loads[i];
-        if (off >= l->offset && off - l->offset < l->filesz) {
-            *vaddr = off - l->offset + l->vaddr;
-            return 1;
-        }
-    }
-    return 0;
+    return elf_loads__vaddr(img->loads, img->n_loads, off, vaddr);
 }

@@ -11,12 +11,20 @@
 
 #include "symtab.h"
 
+#include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct elf_load {               /* one PT_LOAD: file offsets -> addresses */
     uint64_t offset, filesz, vaddr;
 };
+
+/* The PT_LOAD segments of elf into *loads (malloc'd, NULL if none); their
+ * count.  Shared with the DWARF unwinder's CFI reader. */
+size_t elf_loads__read(Elf *elf, struct elf_load **loads);
+/* The virtual address at file offset off through n segments; 0 if none
+ * holds it. */
+int elf_loads__vaddr(const struct elf_load *loads, size_t n, uint64_t off, uint64_t *vaddr);
 
 struct elf_image {
     struct symtab syms;         /* addresses are the ELF's virtual addresses */
