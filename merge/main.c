@@ -1,13 +1,19 @@
-/* main.c - pymerge's command line; the work is in pipeline.c. */
+/* main.c - pymerge's command line; the work is in pipeline.c, the other
+ * output formats in out_svg.c and out_speedscope.c, comparisons in diff.c. */
+#include "diff.h"
+#include "out_speedscope.h"
 #include "pipeline.h"
+#include "profile.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: pymerge [options] [FILE]\n"
+    "       pymerge diff [options] BASE NEW\n"
     "\n"
     "Fold a perf.data recording (default ./perf.data; - reads standard input,\n"
     "e.g. perf record -g -o - ... | pymerge -) into one line per distinct stack,\n"
@@ -48,19 +54,147 @@ static const char usage[] =
     "  --map-dir DIR         look for perf-PID.map files in DIR (after the\n"
     "                          directory of FILE, before /tmp)\n"
     "                          pymerge --map-dir saved-maps perf.data\n"
+    "  --format F            folded (default): one line per stack;\n"
+    "                        svg: an interactive flame graph (hover, click to zoom,\n"
+    "                          search), Python green, native red/yellow, kernel orange;\n"
+    "                        speedscope: a file for https://www.speedscope.app, one\n"
+    "                          profile per thread\n"
+    "                          pymerge --format svg -o flame.svg perf.data\n"
+    "  --input KIND          perf (default): FILE is a perf.data recording;\n"
+    "                        folded: FILE holds folded stacks (from pymerge or any\n"
+    "                          stackcollapse tool), to draw or convert\n"
+    "                          pymerge --input folded --format svg x.folded > x.svg\n"
+    "  --title TEXT          svg: the title (default \"Flame Graph\")\n"
+    "                          pymerge --format svg --title 'checkout service' perf.data\n"
+    "  --width PX            svg: the width in pixels (default 1200)\n"
+    "                          pymerge --format svg --width 1800 perf.data\n"
+    "  --inverted            svg: an icicle graph, root at the top\n"
+    "                          pymerge --format svg --inverted perf.data\n"
     "  -v, --verbose         a summary on stderr: samples, lost, % unknown frames,\n"
     "                          processes\n"
     "                          pymerge -v perf.data > /dev/null\n"
     "  -h, --help            this text\n"
     "\n"
+    "diff: compare two profiles, each a recording or a folded file, as shares of\n"
+    "their own totals.  Options: --format svg (default: a differential flame\n"
+    "graph of NEW, red where a frame's share grew, blue where it shrank) or table\n"
+    "(the functions whose self or total share changed most), -o FILE, --top N\n"
+    "(table rows, default 20), --fail-above PCT (exit 3 when a function's self or\n"
+    "total share grew by more than PCT points: a CI gate), --title, --view,\n"
+    "--weight, --no-kernel, --kallsyms, --map-dir as above.\n"
+    "    pymerge diff --format table --fail-above 5 base.folded perf.data\n"
+    "\n"
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
-    "2 unreadable or corrupt input.\n";
+    "2 unreadable or corrupt input, 3 diff --fail-above exceeded.\n";
 
 enum { O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
-       O_WEIGHT, O_KALLSYMS, O_MAP_DIR };
+       O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
+       O_TOP, O_FAIL_ABOVE };
+
+enum format { FMT_FOLDED, FMT_SVG, FMT_SPEEDSCOPE, FMT_TABLE };
+
+struct cli {
+    struct pipeline_opts o;
+    struct svg_opts svg;
+    enum format format;
+    enum input_kind input;
+    const char *output;
+    size_t top;
+    double fail_above;   /* < 0: no gate */
+};
+
+static FILE *open_output(const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+    if (!f)
+        perror(path);
+    return f;
+}
+
+static int close_output(FILE *f, const char *path, int ret)
+{
+    if (f != stdout && fclose(f) != 0 && ret == 0) {
+        perror(path);
+        return 2;
+    }
+    return ret;
+}
+
+/* Loads both profiles, writes the table or the differential graph, and
+ * applies the --fail-above gate. */
+static int run_diff(struct cli *c, const char *base_path, const char *new_path)
+{
+    struct folded base, cur;
+    int ret = profile__load(&base, base_path, c->input, &c->o);
+    if (ret)
+        return ret;
+    if ((ret = profile__load(&cur, new_path, c->input, &c->o))) {
+        folded__exit(&base);
+        return ret;
+    }
+    size_t n;
+    struct diff_row *rows = diff__rows(&base, &cur, &n);
+    FILE *out = open_output(c->output);
+    if (!out) {
+        ret = 2;
+    } else if (c->format == FMT_TABLE) {
+        diff__write_table(out, rows, n, c->top);
+    } else {
+        c->svg.base = &base;
+        if (!c->svg.title)
+            c->svg.title = "Differential Flame Graph";
+        ret = out_svg__write(out, cur.lines, cur.n, &c->svg) ? 2 : 0;
+    }
+    if (out)
+        ret = close_output(out, c->output, ret);
+    for (size_t i = 0; ret == 0 && c->fail_above >= 0 && i < n; i++) {
+        double grew_self = rows[i].self[1] - rows[i].self[0];
+        double grew_total = rows[i].total[1] - rows[i].total[0];
+        double grew = grew_self > grew_total ? grew_self : grew_total;
+        if (grew > c->fail_above) {
+            fprintf(stderr, "pymerge: diff: %s grew by %.2f points of the total (limit %.2f)\n",
+                    rows[i].name, grew, c->fail_above);
+            ret = 3;
+        }
+    }
+    diff__free_rows(rows, n);
+    folded__exit(&base);
+    folded__exit(&cur);
+    return ret;
+}
+
+/* Every format but folded-from-a-recording goes through struct folded. */
+static int run_convert(struct cli *c, const char *path)
+{
+    struct folded fd;
+    int ret = profile__load(&fd, path, c->input, &c->o);
+    if (ret)
+        return ret;
+    FILE *out = open_output(c->output);
+    if (!out) {
+        folded__exit(&fd);
+        return 2;
+    }
+    if (c->format == FMT_SVG) {
+        ret = out_svg__write(out, fd.lines, fd.n, &c->svg) ? 2 : 0;
+        if (fd.n == 0)
+            fprintf(stderr, "pymerge: %s: no stacks to draw\n", path);
+    } else if (c->format == FMT_SPEEDSCOPE) {
+        const char *unit = c->o.weight_samples || c->input == INPUT_FOLDED ? "none" : "nanoseconds";
+        ret = out_speedscope__write(out, fd.lines, fd.n, path, unit) ? 2 : 0;
+    } else {
+        for (size_t i = 0; i < fd.n; i++)
+            fprintf(out, "%s %" PRIu64 "\n", fd.lines[i].text, fd.lines[i].weight);
+    }
+    folded__exit(&fd);
+    return close_output(out, c->output, ret);
+}
 
 int main(int argc, char **argv)
 {
+    int is_diff = argc > 1 && !strcmp(argv[1], "diff");
+    if (is_diff)
+        argc--, argv++;
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
         {"view", required_argument, NULL, O_VIEW},
@@ -73,17 +207,32 @@ int main(int argc, char **argv)
         {"weight", required_argument, NULL, O_WEIGHT},
         {"kallsyms", required_argument, NULL, O_KALLSYMS},
         {"map-dir", required_argument, NULL, O_MAP_DIR},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"input", required_argument, NULL, O_INPUT},
+        {"title", required_argument, NULL, O_TITLE},
+        {"width", required_argument, NULL, O_WIDTH},
+        {"inverted", no_argument, NULL, O_INVERTED},
+        {"top", required_argument, NULL, O_TOP},
+        {"fail-above", required_argument, NULL, O_FAIL_ABOVE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct pipeline_opts o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM};
-    const char *output = NULL;
+    struct cli cli = {
+        .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
+        .format = is_diff ? FMT_SVG : FMT_FOLDED,
+        .input = is_diff ? INPUT_AUTO : INPUT_PERF,
+        .top = 20,
+        .fail_above = -1,
+        .svg = {.minwidth = 0.1},
+    };
+    struct pipeline_opts o = cli.o;
+    char *end;
     int c;
 
     while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': output = optarg; break;
+        case 'o': cli.output = optarg; break;
         case 'v': o.verbose = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         case O_VIEW:
@@ -105,23 +254,58 @@ int main(int argc, char **argv)
             break;
         case O_KALLSYMS: o.kallsyms = optarg; break;
         case O_MAP_DIR: o.map_dir = optarg; break;
+        case O_FORMAT:
+            if (!strcmp(optarg, "folded") && !is_diff) cli.format = FMT_FOLDED;
+            else if (!strcmp(optarg, "svg")) cli.format = FMT_SVG;
+            else if (!strcmp(optarg, "speedscope") && !is_diff) cli.format = FMT_SPEEDSCOPE;
+            else if (!strcmp(optarg, "table") && is_diff) cli.format = FMT_TABLE;
+            else goto bad;
+            break;
+        case O_INPUT:
+            if (!strcmp(optarg, "perf")) cli.input = INPUT_PERF;
+            else if (!strcmp(optarg, "folded")) cli.input = INPUT_FOLDED;
+            else goto bad;
+            break;
+        case O_TITLE: cli.svg.title = optarg; break;
+        case O_WIDTH:
+            cli.svg.width = (int)strtol(optarg, &end, 10);
+            if (*end || cli.svg.width < 100 || cli.svg.width > 100000)
+                goto bad;
+            break;
+        case O_INVERTED: cli.svg.inverted = 1; break;
+        case O_TOP:
+            cli.top = (size_t)strtoul(optarg, &end, 10);
+            if (*end || !*optarg)
+                goto bad;
+            break;
+        case O_FAIL_ABOVE:
+            cli.fail_above = strtod(optarg, &end);
+            if (*end || !*optarg || cli.fail_above < 0)
+                goto bad;
+            break;
         default: goto bad;
         }
+    }
+    cli.o = o;
+    if (is_diff) {
+        if (argc - optind != 2)
+            goto bad;
+        cli.o.annotate = 1;   /* kinds colour the graph; diff compares names without them */
+        return run_diff(&cli, argv[optind], argv[optind + 1]);
     }
     if (argc - optind > 1)
         goto bad;
     const char *path = optind < argc ? argv[optind] : "perf.data";
-    FILE *out = stdout;
-    if (output && !(out = fopen(output, "w"))) {
-        perror(output);
+    if (cli.format == FMT_SVG)
+        cli.o.annotate = 1;   /* the kinds choose the palettes */
+    if (cli.format == FMT_SPEEDSCOPE)
+        cli.o.root = ROOT_TID;   /* one profile per thread */
+    if (cli.format != FMT_FOLDED || cli.input == INPUT_FOLDED)
+        return run_convert(&cli, path);
+    FILE *out = open_output(cli.output);
+    if (!out)
         return 2;
-    }
-    int ret = pipeline__run(path, &o, out);
-    if (out != stdout && fclose(out) != 0 && ret == 0) {
-        perror(output);
-        ret = 2;
-    }
-    return ret;
+    return close_output(out, cli.output, pipeline__run(path, &cli.o, out));
 bad:
     fputs("pymerge: bad usage; see pymerge --help\n", stderr);
     return 1;

@@ -8,6 +8,7 @@
  * script adds hover details, click-to-zoom, reset and search.
  */
 #include "out_svg.h"
+#include "folded.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -28,6 +29,7 @@ struct slice {
 
 struct node {
     struct slice name;   /* with its annotation, if any */
+    struct slice path;   /* "root;...;name": the frame and its ancestors */
     u32 depth;           /* 0 is the "all" root */
     u64 start, end;      /* in weight units */
 };
@@ -38,10 +40,12 @@ struct layout {
     u32 max_depth;
 };
 
-static void add_node(struct layout *l, struct slice name, u32 depth, u64 start, u64 end)
+static void add_node(struct layout *l, const struct slice *frames, size_t d, u64 start, u64 end)
 {
+    struct slice path = {frames[0].s, (size_t)(frames[d].s + frames[d].len - frames[0].s)};
+    u32 depth = (u32)d + 1;
     GROW(l->nodes, l->cap, l->n + 1);
-    l->nodes[l->n++] = (struct node){name, depth, start, end};
+    l->nodes[l->n++] = (struct node){frames[d], path, depth, start, end};
     if (depth > l->max_depth)
         l->max_depth = depth;
 }
@@ -83,7 +87,7 @@ static u64 flow(struct layout *l, const struct folded_line *lines, size_t n)
         while (common < cn && common < prev_n && same(cur[common], prev[common]))
             common++;
         for (size_t d = prev_n; d-- > common;)
-            add_node(l, prev[d], (u32)d + 1, open[d], x);
+            add_node(l, prev, d, open[d], x);
         GROW(open, open_cap, cn);
         for (size_t d = common; d < cn; d++)
             open[d] = x;
@@ -94,8 +98,9 @@ static u64 flow(struct layout *l, const struct folded_line *lines, size_t n)
         cur = t, cur_cap = tc;
     }
     for (size_t d = prev_n; d-- > 0;)
-        add_node(l, prev[d], (u32)d + 1, open[d], x);
-    add_node(l, (struct slice){"all", 3}, 0, 0, x);
+        add_node(l, prev, d, open[d], x);
+    GROW(l->nodes, l->cap, l->n + 1);
+    l->nodes[l->n++] = (struct node){{"all", 3}, {"", 0}, 0, 0, x};
     free(prev);
     free(cur);
     free(open);
@@ -116,6 +121,26 @@ static enum kind kind_of(struct slice *name)
             return ann[i].k;
         }
     return NATIVE;
+}
+
+/* Red for a frame whose share grew, blue for one that shrank, by how much
+ * of the largest change it is. */
+static void diff_colour(char out[32], double delta, double max)
+{
+    double v = max > 0 ? (delta < 0 ? -delta : delta) / max : 0;
+    int fade = (int)(230 * (1 - v));
+    if (delta >= 0)
+        snprintf(out, 32, "rgb(255,%d,%d)", fade, fade);
+    else
+        snprintf(out, 32, "rgb(%d,%d,255)", fade, fade);
+}
+
+/* Share of the total that a frame gained since the base profile. */
+static double delta_of(const struct node *nd, u64 total, const struct folded *base)
+{
+    u64 bw = nd->depth ? folded__weight_under(base, nd->path.s, nd->path.len) : base->total;
+    return (double)(nd->end - nd->start) / (double)total
+           - (base->total ? (double)bw / (double)base->total : 0);
 }
 
 /* The same name always gets the same shade, in every graph. */
@@ -295,6 +320,14 @@ int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const str
         return -1;
     }
 
+    double max_delta = 0;
+    for (size_t i = 0; o->base && i < l.n; i++) {
+        double d = delta_of(&l.nodes[i], total, o->base);
+        if (d < 0)
+            d = -d;
+        if (d > max_delta)
+            max_delta = d;
+    }
     fprintf(f, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-width=\"%d\" data-xpad=\"%d\">\n",
             total, width, XPAD);
     for (size_t i = 0; i < l.n; i++) {
@@ -304,15 +337,22 @@ int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const str
             continue;
         struct slice name = nd->name;
         enum kind k = kind_of(&name);
-        char fill[32];
-        colour(fill, name, k);
+        char fill[32], change[48] = "";
+        if (o->base) {
+            double d = delta_of(nd, total, o->base);
+            diff_colour(fill, d, max_delta);
+            snprintf(change, sizeof change, "; %+.2f points", 100 * d);
+        } else {
+            colour(fill, name, k);
+        }
         double x = XPAD + (double)nd->start * scale, wpx = (double)w * scale;
         int y = o->inverted ? TOP_PAD + (int)nd->depth * FRAME_H
                             : height - BOTTOM_PAD - (int)(nd->depth + 1) * FRAME_H;
         fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
                 nd->start, w, nd->depth);
         put_escaped(f, name.s, name.len);
-        fprintf(f, " (%" PRIu64 " %s, %.2f%%)</title>", w, unit, 100.0 * (double)w / (double)total);
+        fprintf(f, " (%" PRIu64 " %s, %.2f%%%s)</title>", w, unit, 100.0 * (double)w / (double)total,
+                change);
         fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
                 x, y, wpx, FRAME_H - 1, fill);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);

@@ -19,6 +19,8 @@ struct folded_line {
     uint64_t weight;
 };
 
+struct folded;
+
 struct svg_opts {
     const char *title;       /* default "Flame Graph" (or "Icicle Graph") */
     const char *subtitle;    /* optional second line, e.g. the command */
@@ -26,6 +28,9 @@ struct svg_opts {
     int width;               /* pixels, default 1200 */
     int inverted;            /* icicle: root at the top */
     double minwidth;         /* frames narrower than this many pixels are omitted */
+    /* A differential graph: frames are coloured by how their share of the
+     * total changed from base (red grew, blue shrank).  NULL: by kind. */
+    const struct folded *base;
 };
 
 /* Writes the SVG.  Lines must be sorted and distinct (as pymerge's folded

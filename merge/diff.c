@@ -1,0 +1,100 @@
+/*
+ * diff.c - per-function shares of two profiles and their changes.
+ */
+#include "diff.h"
+#include "intern.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Frame names compare without flamegraph.pl annotations. */
+static size_t plain_len(const char *s, size_t len)
+{
+    if (len > 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']')
+        return len - 4;
+    return len;
+}
+
+/* Interns every frame name of one profile (side 0 base, 1 new) and, when
+ * rows is given, adds each stack's share to its functions.  The first frame
+ * is the process (comm), in every stack, and is left out. */
+static void account(struct intern *names, const struct folded *fd, int side,
+                    struct diff_row *rows, u64 *seen, u64 *stamp)
+{
+    for (size_t i = 0; i < fd->n; i++) {
+        double share = fd->total ? 100.0 * (double)fd->lines[i].weight / (double)fd->total : 0;
+        const char *p = strchr(fd->lines[i].text, ';');
+        ++*stamp;
+        while (p) {
+            p++;
+            const char *e = strchr(p, ';');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            u32 id = intern__id(names, p, plain_len(p, len));
+            if (rows) {
+                if (seen[id] != *stamp) {   /* once per stack, even when recursive */
+                    seen[id] = *stamp;
+                    rows[id].total[side] += share;
+                }
+                if (!e)
+                    rows[id].self[side] += share;
+            }
+            p = e;
+        }
+    }
+}
+
+static double change(const struct diff_row *r)
+{
+    double s = fabs(r->self[1] - r->self[0]), t = fabs(r->total[1] - r->total[0]);
+    return s > t ? s : t;
+}
+
+static int by_change(const void *a, const void *b)
+{
+    const struct diff_row *x = a, *y = b;
+    double cx = change(x), cy = change(y);
+    if (cx != cy)
+        return cx < cy ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+struct diff_row *diff__rows(const struct folded *base, const struct folded *cur, size_t *n)
+{
+    /* Name every function first, then add the shares into dense rows. */
+    struct intern *names = intern__new();
+    u64 stamp = 0;
+    account(names, base, 0, NULL, NULL, &stamp);
+    account(names, cur, 1, NULL, NULL, &stamp);
+    *n = intern__count(names);
+    struct diff_row *rows = xcalloc(*n + 1, sizeof(*rows));
+    u64 *seen = xcalloc(*n + 1, sizeof(*seen));
+    account(names, base, 0, rows, seen, &stamp);
+    account(names, cur, 1, rows, seen, &stamp);
+    for (u32 id = 0; id < *n; id++)
+        rows[id].name = xstrdup(intern__str(names, id));
+    qsort(rows, *n, sizeof(*rows), by_change);
+    free(seen);
+    intern__delete(names);
+    return rows;
+}
+
+void diff__free_rows(struct diff_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free((char *)rows[i].name);
+    free(rows);
+}
+
+void diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top)
+{
+    fprintf(f, "%8s %8s  %-17s %-17s %s\n", "d.total", "d.self", "total% base->new",
+            "self% base->new", "function");
+    for (size_t i = 0; i < n && i < top; i++) {
+        const struct diff_row *r = &rows[i];
+        fprintf(f, "%+8.2f %+8.2f  %6.2f -> %6.2f  %6.2f -> %6.2f  %s\n",
+                r->total[1] - r->total[0], r->self[1] - r->self[0], r->total[0], r->total[1],
+                r->self[0], r->self[1], r->name);
+    }
+}

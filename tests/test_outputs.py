@@ -1,0 +1,235 @@
+"""pymerge's output formats and diff, end to end.
+
+SVG flame graphs are loaded in headless Chromium (the page's own script must
+run, a click must zoom, a search must highlight), speedscope files are
+validated against the schema that the speedscope npm package ships, and
+`pymerge diff` is run on two real recordings of one program where one phase
+was made slower.  Run by /usr/bin/python3 with PYMERGE, PYPERFMAP_PATH and
+SPEEDSCOPE_SCHEMA set (meson test suite "outputs").
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+PYMERGE = os.environ.get("PYMERGE", "pymerge")
+PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
+CHROMIUM = shutil.which("chromium")
+PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+
+FOLDED = """\
+app;<module> (app.py);main (app.py);phase_a (app.py);hashlib_work;sha256_block 300
+app;<module> (app.py);main (app.py);phase_b (app.py) 500
+app;<module> (app.py);main (app.py);phase_b (app.py);write;sys_write_[k] 120
+app;<module> (app.py);main (app.py);phase_c (app.py) 80
+"""
+
+
+def run(args, **kw):
+    env = dict(os.environ, PYTHONPATH=PYPATH)
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600, env=env, **kw)
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pymerge-outputs-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        return self.path(name)
+
+
+@unittest.skipUnless(CHROMIUM, "chromium is not installed (apt-get install chromium)")
+class SvgInChromium(Scratch):
+    # The page loads the SVG in a frame (file:// pages may reach each other
+    # with --allow-file-access-from-files), checks that the SVG's own script
+    # ran to its end, clicks a frame and searches, and writes what it saw
+    # into the page, which --dump-dom prints.
+    PAGE = """<!DOCTYPE html><html><body><pre id="result">not loaded</pre>
+<iframe id="fg" src="flame.svg" width="1200" height="600"></iframe>
+<script>
+document.getElementById('fg').onload = function () {
+  var out = {};
+  try {
+    var d = this.contentDocument, w = this.contentWindow;
+    out.script = !!w.flamegraph;
+    var frames = [].slice.call(d.querySelectorAll('g.f'));
+    out.frames = frames.length;
+    var target = frames.filter(function (g) { return g.querySelector('title').textContent.indexOf('phase_a (app.py) (') === 0; })[0];
+    var before = +target.querySelector('rect').getAttribute('width');
+    target.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    out.zoomedWidth = +target.querySelector('rect').getAttribute('width');
+    out.widthBefore = before;
+    out.hiddenAfterZoom = frames.filter(function (g) { return g.classList.contains('hide'); })
+      .map(function (g) { return g.querySelector('title').textContent; });
+    out.parents = d.querySelectorAll('g.parent').length;
+    out.unzoomShown = !d.getElementById('unzoom').classList.contains('hide');
+    d.getElementById('unzoom').dispatchEvent(new MouseEvent('click'));
+    out.hiddenAfterReset = d.querySelectorAll('g.f.hide').length;
+    w.flamegraph.search('^phase_b');
+    out.matches = d.querySelectorAll('g.match').length;
+    out.matched = d.getElementById('matched').textContent;
+  } catch (e) { out.error = String(e); }
+  document.getElementById('result').textContent = JSON.stringify(out);
+};
+</script></body></html>"""
+
+    def chromium(self, *args):
+        profile = self.path("chromium-profile")
+        return run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", "--user-data-dir=" + profile, "--allow-file-access-from-files"]
+                   + list(args))
+
+    def test_loads_zooms_and_searches(self):
+        folded = self.write("in.folded", FOLDED)
+        r = run([PYMERGE, "--input", "folded", "--format", "svg", "--title", "demo", "-o",
+                 self.path("flame.svg"), folded])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page = self.write("page.html", self.PAGE)
+        dom = self.chromium("--virtual-time-budget=5000", "--dump-dom", "file://" + page).stdout
+        m = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
+        self.assertTrue(m, dom[:2000])
+        out = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&")
+                         .replace("&lt;", "<").replace("&gt;", ">"))
+        self.assertNotIn("error", out)
+        self.assertTrue(out["script"], "the SVG's script did not run to its end")
+        self.assertEqual(out["frames"], 11)   # all, app, <module>, main, 3 phases, 2 + 2 leaves
+        self.assertGreater(out["zoomedWidth"], out["widthBefore"] * 2)
+        self.assertTrue(all(t.startswith(("phase_b", "phase_c", "write", "sys_write")) for t in out["hiddenAfterZoom"]))
+        self.assertEqual(len(out["hiddenAfterZoom"]), 4)
+        self.assertEqual(out["parents"], 4)    # all, app, <module>, main
+        self.assertTrue(out["unzoomShown"])
+        self.assertEqual(out["hiddenAfterReset"], 0)
+        self.assertEqual(out["matches"], 1)
+        self.assertEqual(out["matched"], "Matched: 62.0%")   # (500 + 120) / 1000
+
+    def test_screenshot(self):
+        folded = self.write("in.folded", FOLDED)
+        svg = self.path("flame.svg")
+        self.assertEqual(run([PYMERGE, "--input", "folded", "--format", "svg", "-o", svg, folded]).returncode, 0)
+        png = self.path("shot.png")
+        self.chromium("--screenshot=" + png, "--window-size=1200,300", "file://" + svg)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertGreater(os.path.getsize(png), 5000)
+
+
+class Svg(Scratch):
+    def test_empty_input_is_an_error_svg(self):
+        empty = self.write("empty.folded", "")
+        r = run([PYMERGE, "--input", "folded", "--format", "svg", empty])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("ERROR: no stacks", r.stdout)
+        self.assertIn("no stacks", r.stderr)
+
+    def test_bad_folded_input(self):
+        bad = self.write("bad.folded", "a;b 10\nthis line has no count\n")
+        r = run([PYMERGE, "--input", "folded", bad])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip(), "pymerge: %s: line 2: not a folded stack (\"frame;frame;... COUNT\")" % bad)
+
+    def test_options_and_escaping(self):
+        folded = self.write("in.folded", 'p;a<b>&"c" 5\np;x_[k] 5\n')
+        r = run([PYMERGE, "--input", "folded", "--format", "svg", "--title", "T&T", "--width", "800",
+                 "--inverted", folded])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        svg = r.stdout
+        self.assertIn('width="800"', svg)
+        self.assertIn(">T&amp;T<", svg)
+        self.assertIn("a&lt;b&gt;&amp;&quot;c&quot;", svg)
+        self.assertNotIn("x_[k]", svg)            # annotations colour, and are not shown
+        # icicle: the root is at the top
+        ys = {t: float(y) for y, t in re.findall(r'<rect x="[^"]*" y="([^"]*)"[^>]*/><text[^>]*>([^<]*)<', svg)}
+        self.assertLess(ys["all"], ys["p"])
+
+
+class Speedscope(Scratch):
+    def test_valid_against_the_shipped_schema(self):
+        if not os.path.exists(SCHEMA):
+            if os.environ.get("CI") == "true":
+                self.fail("no speedscope schema at %r: .ci/run fetches it" % SCHEMA)
+            self.skipTest("no speedscope schema (fetch it as .ci/run does: npm pack speedscope)")
+        import jsonschema
+        folded = self.write("in.folded", "py-1/1;a;b 3\npy-1/1;a 2\npy-1/2;c;b 4\n")
+        r = run([PYMERGE, "--input", "folded", "--format", "speedscope", folded])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        with open(SCHEMA) as f:
+            jsonschema.validate(doc, json.load(f))
+        self.assertEqual([p["name"] for p in doc["profiles"]], ["py-1/1", "py-1/2"])
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        first = doc["profiles"][0]
+        self.assertEqual([[names[i] for i in s] for s in first["samples"]], [["a"], ["a", "b"]])
+        self.assertEqual(first["weights"], [2, 3])
+        self.assertEqual(first["endValue"], 5)
+
+
+PHASES = """
+import sys
+def spin(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def phase_a(): return spin(A)
+def phase_b(): return spin(B)
+def phase_c(): return spin(C)
+def main():
+    for _ in range(4):
+        phase_a(); phase_b(); phase_c()
+A, B, C = (int(x) for x in sys.argv[1:])
+main()
+"""
+
+
+@unittest.skipUnless(shutil.which("perf"), "perf is not installed")
+class Diff(Scratch):
+    def record(self, name, a, b, c):
+        app = self.write("app.py", PHASES)
+        data = self.path(name + ".data")
+        r = run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "--call-graph", "dwarf,16384",
+                 "-o", data, "--", PYTHON, "-m", "pyperfmap", app, str(a), str(b), str(c)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folded = self.path(name + ".folded")
+        r = run([PYMERGE, "--view", "python", "-o", folded, data])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return data, folded
+
+    def test_slower_phase_tops_the_table_and_fails_the_gate(self):
+        n = 300000
+        base, base_folded = self.record("base", n, n, n)
+        new, _ = self.record("new", n, 2 * n, n)
+        # a recording against a folded file: both kinds of input mix
+        r = run([PYMERGE, "diff", "--view", "python", "--format", "table", base_folded, new])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = r.stdout.strip().splitlines()[1:]
+        self.assertRegex(rows[0], r"^\s*\+\d+\.\d\d\s.*phase_b \(app\.py\)$", r.stdout)
+        grew = float(rows[0].split()[0])
+        self.assertGreater(grew, 8)   # 1/3 -> 1/2 of the time: about +17 points
+        r = run([PYMERGE, "diff", "--view", "python", "--format", "table", "--fail-above", "5", base, new])
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("phase_b (app.py)", r.stderr)
+        r = run([PYMERGE, "diff", "--view", "python", "--fail-above", "60", "-o", self.path("d.svg"), base, new])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("d.svg")) as f:
+            svg = f.read()
+        self.assertRegex(svg, r"phase_b \(app\.py\) \(\d+ samples, [\d.]+%; \+\d+\.\d\d points\)")
+        self.assertIn("rgb(255,", svg)   # red: grew
+
+
+if __name__ == "__main__":
+    unittest.main()
