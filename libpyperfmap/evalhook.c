@@ -211,7 +211,7 @@ static void *new_trampoline(PyObject *code)
 /* The first call of a code object while enabled: make its trampoline, or
  * run the frame unprofiled if that fails.  Kept out of line so that the
  * hook itself needs no stack frame and tail-calls the trampoline. */
-__attribute__((noinline, cold)) static PyObject *first_call(HOOK_PARAMS)
+__attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAMS)
 {
     PyObject *code = FRAME_CODE(frame);
     void *t;
@@ -247,7 +247,7 @@ static PyObject *pyperfmap_eval(HOOK_PARAMS)
 #else
     if (__builtin_expect(t == NULL || PENDING(t), 0))
 #endif
-        return first_call(HOOK_ARGS);
+        return pyperfmap_first_call(HOOK_ARGS);
     return CALL_TRAMPOLINE(t);
 }
 
