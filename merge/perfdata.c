@@ -1,15 +1,16 @@
 /*
  * perfdata.c - perf.data bytes -> typed records, in perf's delivery order.
  *
- * Three layers, each feeding the next:
- *   src      the data section mapped (a file), or buffered bytes from a
- *            pipe (read);
- *   raw      whole records, with COMPRESSED records expanded through one
- *            zstd stream (a decompressed chunk may end mid-record, so the
- *            remainder waits for the next chunk);
- *   queue    kernel records reordered by time the way perf's
- *            ordered_events does it: at each FINISHED_ROUND, deliver what is
- *            older than the newest time seen before the previous round.
+ * This file reads the header, the attrs and the feature sections, and
+ * drives three layers, each feeding the next:
+ *   pdsrc.c    the data section mapped (a file), or buffered bytes from a
+ *              pipe;
+ *   raw        (here) whole records, COMPRESSED records expanded through
+ *              one zstd stream (a decompressed chunk may end mid-record, so
+ *              the remainder waits for the next chunk), perf's own records
+ *              (attrs, features, build ids, rounds) handled on the spot;
+ *   pdqueue.c  kernel records reordered by time as perf's ordered_events
+ *              does it, then decoded by pdrecord.c.
  * Every length is checked against the record, and every record against the
  * input, before it is used.
  */
