@@ -88,7 +88,8 @@ void cfi__delete(struct cfi *cfi);
  */
 const struct cfi_rule *cfi__rule(struct cfi *cfi, uint64_t off);
 
-/* The expression with index IDX of a rule from this cfi. */
+/* The expression with index IDX of a rule from this cfi; its ops stay
+ * valid until the next cfi__rule call (which may add expressions). */
 struct cfi_expr cfi__expr(const struct cfi *cfi, int32_t idx);
 
 /*
@@ -101,9 +102,9 @@ struct cfi_expr cfi__expr(const struct cfi *cfi, int32_t idx);
 int cfi__is_entry(const struct cfi *cfi, uint64_t off);
 
 /*
- * Copy LEN bytes of the file image at file offset OFF into BUF, as the
- * loader would have mapped them.  Returns 0, or -1 when the range is not
- * in the file.
+ * Copy LEN bytes of the file at file offset OFF into BUF: what the loader
+ * mapped there at start (code and read-only data; writable data may have
+ * changed since).  Returns 0, or -1 when the range is not in the file.
  */
 int cfi__read(const struct cfi *cfi, uint64_t off, void *buf, size_t len);
 
