@@ -83,10 +83,7 @@ class BadDwarf(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_bad.')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)  # also if setUpClass fails
 
     def test_looping_cfi(self):
         prog = os.path.join(self.tmp, 'badcfi')

@@ -84,16 +84,13 @@ class DwarfC(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_c.')
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)  # also if setUpClass fails
         cls.prog = build_dwprog(cls.tmp)
         cls.data = os.path.join(cls.tmp, 'perf.data')
         record_dwarf(cls.data, [cls.prog, '2'])
         p = subprocess.run([PYMERGE, '-v', '--view', 'native', cls.data], check=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
         cls.folded, cls.summary = parse_folded(p.stdout), p.stderr
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
 
     def test_built_without_frame_pointers(self):
         dis = run(['objdump', '-d', '--no-show-raw-insn', self.prog])

@@ -147,14 +147,11 @@ class PyperfmapRecording(Fidelity):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_python.')
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)  # also if setUpClass fails
         cls.data, cls.measured = record(cls.tmp, 'pyperfmap', ['-m', 'pyperfmap'])
         out, cls.summary = pymerge('-v', '--weight', 'samples', '--view', 'python', cls.data)
         cls.python = folded(out)
         cls.mixed = folded(pymerge('--weight', 'samples', '--annotate', cls.data)[0])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
 
     def test_phase_shares_python_view(self):
         self.check_shares(self.python, self.measured, 'python')
@@ -227,12 +224,9 @@ class OwnTrampolines(Fidelity):
         if not python_at_least(cls.since):
             raise unittest.SkipTest('no %s before %d.%d' % ((cls.label,) + cls.since))
         cls.tmp = tempfile.mkdtemp(prefix='test_dwarf_own.')
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)  # also if setUpClass fails
         cls.data, cls.measured = cls.record()
         cls.python = folded(pymerge('--weight', 'samples', '--view', 'python', cls.data)[0])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
 
     def test_unwinds_to_module(self):
         self.check_complete(self.python, self.label)
