@@ -93,6 +93,8 @@ void session__add_build_id(struct session *s, const char *path, const uint8_t *i
 }
 
 /* A process owns its maps array (a fork copies it). */
+static const struct dso *inherited_dso(struct session *s, const struct dso *from, uint32_t pid);
+
 static struct process *process_new(struct session *s, uint32_t pid, const struct process *from)
 {
     struct process *p = xcalloc(1, sizeof(*p));
@@ -103,6 +105,9 @@ static struct process *process_new(struct session *s, uint32_t pid, const struct
         p->maps = xmalloc(from->n_maps * sizeof(*p->maps));
         memcpy(p->maps, from->maps, from->n_maps * sizeof(*p->maps));
         p->n_maps = p->cap_maps = from->n_maps;
+        for (size_t i = 0; i < p->n_maps; i++)
+            if (p->maps[i].dso->kind == DSO_PERFMAP)
+                p->maps[i].dso = inherited_dso(s, p->maps[i].dso, pid);
     }
     idmap__put(&s->procs, pid, p);
     return p;
@@ -153,6 +158,26 @@ static int is_jit_memory(const char *f)
            !strncmp(f, "/SYSV", 5) || !strcmp(f, "[heap]");
 }
 
+/* The dso registered under key, or a new one (*fresh set) that the caller
+ * fills in. */
+static struct dso *dso_intern(struct session *s, const char *key, const char *path,
+                              enum dso_kind kind, int *fresh)
+{
+    uint32_t kid = intern__id(s->strs, key, strlen(key));
+    struct dso *d = idmap__get(&s->dso_by_key, kid);
+    *fresh = d == NULL;
+    if (d)
+        return d;
+    d = xcalloc(1, sizeof(*d));
+    d->path = str(s, path);
+    d->id = (unsigned)s->n_dsos;
+    d->kind = kind;
+    GROW(s->dsos, s->cap_dsos, s->n_dsos + 1);
+    s->dsos[s->n_dsos++] = d;
+    idmap__put(&s->dso_by_key, kid, d);
+    return d;
+}
+
 static const struct dso *dso_for(struct session *s, const struct pd_mmap *m)
 {
     char key[4200];
@@ -176,14 +201,10 @@ static const struct dso *dso_for(struct session *s, const struct pd_mmap *m)
     int n = snprintf(k2, sizeof(k2), "%s", path);
     for (int i = 0; i < m->build_id_size && n < (int)sizeof(k2) - 3; i++)
         n += snprintf(k2 + n, sizeof(k2) - (size_t)n, "%s%02x", i ? "" : "\n", m->build_id[i]);
-    uint32_t kid = intern__id(s->strs, k2, strlen(k2));
-    struct dso *d = idmap__get(&s->dso_by_key, kid);
-    if (d)
+    int fresh;
+    struct dso *d = dso_intern(s, k2, path, kind, &fresh);
+    if (!fresh)
         return d;
-    d = xcalloc(1, sizeof(*d));
-    d->path = str(s, path);
-    d->id = (unsigned)s->n_dsos;
-    d->kind = kind;
     d->perfmap_pid = pid;
     if (m->build_id_size) {
         memcpy(d->build_id, m->build_id, m->build_id_size);
@@ -195,9 +216,28 @@ static const struct dso *dso_for(struct session *s, const struct pd_mmap *m)
             d->build_id_size = b->size;
         }
     }
-    GROW(s->dsos, s->cap_dsos, s->n_dsos + 1);
-    s->dsos[s->n_dsos++] = d;
-    idmap__put(&s->dso_by_key, kid, d);
+    return d;
+}
+
+/*
+ * JIT code a forked child inherited.  pyperfmap gives the child a map of its
+ * own (the parent's entries and the child's new ones, which may reuse
+ * addresses the parent later fills differently), so the child's map names
+ * it, and the creator's serves when the child wrote none (CPython's -X perf).
+ * perf always uses the creator's: a deliberate difference.
+ */
+static const struct dso *inherited_dso(struct session *s, const struct dso *from, uint32_t pid)
+{
+    uint32_t creator = from->perfmap_fallback ? from->perfmap_fallback : from->perfmap_pid;
+    char path[64], key[96];
+    snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+    snprintf(key, sizeof(key), "%s\n<%u", path, creator);
+    int fresh;
+    struct dso *d = dso_intern(s, key, path, DSO_PERFMAP, &fresh);
+    if (fresh) {
+        d->perfmap_pid = pid;
+        d->perfmap_fallback = creator;
+    }
     return d;
 }
 

@@ -36,6 +36,8 @@ struct dso {
     unsigned id;                /* dense 0..n-1, for per-dso tables downstream */
     enum dso_kind kind;
     uint32_t perfmap_pid;       /* DSO_PERFMAP: whose map names it */
+    uint32_t perfmap_fallback;  /* DSO_PERFMAP inherited by a fork: the creator's
+                                 * pid, whose map serves when perfmap_pid has none */
     uint8_t build_id[20];       /* as recorded (MMAP2 or BUILD_ID feature) */
     uint8_t build_id_size;      /* 0: unknown */
 };

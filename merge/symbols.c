@@ -173,7 +173,7 @@ static int is_plumbing(const char *name)
         "call_function", "do_call_core", "_PyObject_MakeTpCall", "method_vectorcall",
         "vectorcall_method", "vectorcall_unbound", "vectorcall_maybe", "slot_tp_call",
         "slot_tp_init", "slot_tp_new", "type_call", "py_trampoline_evaluator",
-        "pyperfmap_eval", "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
+        "pyperfmap_eval", "pyperfmap_first_call", "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
         "_PyEval_EvalCode", "_PyEval_EvalCodeWithName", "PyEval_EvalCode",
         "PyEval_EvalCodeEx", "_PyVectorcall_Call", "PyVectorcall_Call",
         "_PyCFunction_FastCallDict", "_PyCFunction_FastCallKeywords",
@@ -196,6 +196,20 @@ static int is_plumbing(const char *name)
         if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
             return 1;
     return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Python frames of the launcher that runs the program: `python -m
+ * pyperfmap` and the runpy module it (or `python -m`) goes through. */
+static int is_launcher(const char *perf_name)
+{
+    return ends_with(perf_name, "/pyperfmap/__main__.py") || ends_with(perf_name, ":<frozen runpy>")
+           || ends_with(perf_name, "/runpy.py");
 }
 
 /* "py::qualname:filename" -> "qualname (file.py)"; a package's __init__.py
@@ -236,6 +250,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
+    f->launcher = kind == FRAME_PYTHON && is_launcher(name);
     idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
     return (uint32_t)sy->n_frames++;
 }
@@ -344,15 +359,18 @@ static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
 static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
 {
     const char *dirs[] = {sy->opts.data_dir, sy->opts.map_dir, "/tmp"};
+    const uint32_t pids[] = {d->perfmap_pid, d->perfmap_fallback};
     char path[4200];
-    for (size_t i = 0; i < 3; i++) {
-        if (!dirs[i])
-            continue;
-        snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], d->perfmap_pid);
-        if (perfmap__load(&ds->map, path) == 0)
-            return 0;
-        if (errno == EPERM)
-            warnx_("%s: not owned by this user or root; ignored", path);
+    for (size_t k = 0; k < 2 && pids[k]; k++) {
+        for (size_t i = 0; i < 3; i++) {
+            if (!dirs[i])
+                continue;
+            snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], pids[k]);
+            if (perfmap__load(&ds->map, path) == 0)
+                return 0;
+            if (errno == EPERM)
+                warnx_("%s: not owned by this user or root; ignored", path);
+        }
     }
     return -1;
 }

@@ -31,6 +31,7 @@ struct frame {
     uint8_t kind;           /* enum frame_kind */
     uint8_t plumbing;       /* interpreter internals the mixed view drops */
     uint8_t unknown;        /* no symbol: named after its DSO */
+    uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
 };
 
 struct symbols_opts {

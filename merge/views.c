@@ -33,6 +33,30 @@ static size_t mixed(const struct symbols *sy, const uint32_t *in, size_t n, uint
     return m;
 }
 
+/* Drops the launcher (python -m pyperfmap, runpy) from stacks that reach the
+ * program's own Python frames: from its rootmost frame through whatever
+ * lies between its leafmost frame and the program's first frame (exec,
+ * the code-object call), so the program starts at its <module>.  Stacks
+ * still inside the launcher keep it. */
+static size_t strip_launcher(const struct symbols *sy, uint32_t *fr, size_t n)
+{
+    size_t leafmost = n, rootmost = 0;
+    for (size_t i = 0; i < n; i++)
+        if (symbols__get(sy, fr[i])->launcher) {
+            if (leafmost == n)
+                leafmost = i;
+            rootmost = i;
+        }
+    size_t program = leafmost;   /* the program's frame nearest the launcher */
+    while (program-- > 0)
+        if (symbols__get(sy, fr[program])->kind == FRAME_PYTHON)
+            break;
+    if (leafmost == n || program >= leafmost)
+        return n;
+    memmove(fr + program + 1, fr + rootmost + 1, (n - rootmost - 1) * sizeof(*fr));
+    return n - (rootmost - program);
+}
+
 size_t view__apply(const struct view_opts *o, const struct symbols *sy, const uint32_t *in,
                    size_t n, uint32_t *out)
 {
@@ -40,7 +64,7 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
         memcpy(out, in, n * sizeof(*in));
         return n;
     }
-    size_t m = mixed(sy, in, n, out);
+    size_t m = strip_launcher(sy, out, mixed(sy, in, n, out));
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and

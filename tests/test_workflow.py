@@ -38,6 +38,65 @@ class Record(unittest.TestCase):
             f.write(textwrap.dedent(body))
         return path
 
+    def test_fork_maps_travel_with_the_recording(self):
+        app = self.script("""
+            import os
+            def child_work():
+                s = 0
+                for i in range(3000000):
+                    s += i
+                return s
+            def parent_work():
+                s = 0
+                for i in range(3000000):
+                    s += 2 * i
+                return s
+            pid = os.fork()
+            if pid == 0:
+                child_work()
+                os._exit(0)
+            parent_work()
+            os.waitpid(pid, 0)
+        """)
+        out = os.path.join(self.dir, "rec")
+        r = run([RECORD, "-o", out, "--", PYTHON, app])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        maps = sorted(f for f in os.listdir(out) if f.startswith("perf-") and f.endswith(".map"))
+        self.assertEqual(len(maps), 2, os.listdir(out))
+        for m in maps:   # /tmp cleaned: only the folder's copies remain
+            os.unlink(os.path.join("/tmp", m))
+        self.assertIn("pyperf-flamegraph", r.stderr)
+        folded = run(["pymerge", "--view", "python", "--pid", os.path.join(out, "perf.data")])
+        self.assertEqual(folded.returncode, 0, folded.stderr)
+        pids = {m[5:-4] for m in maps}
+        seen = {}
+        for line in folded.stdout.splitlines():
+            root = line.split(";")[0]
+            for fn in ("child_work", "parent_work"):
+                if ";%s (app.py)" % fn in line:
+                    seen.setdefault(fn, set()).add(root.rsplit("-", 1)[1])
+        self.assertEqual(set(seen), {"child_work", "parent_work"}, folded.stdout[:3000])
+        self.assertEqual(len(seen["child_work"] | seen["parent_work"]), 2)
+        self.assertTrue((seen["child_work"] | seen["parent_work"]) <= pids)
+        self.assertFalse(seen["child_work"] & seen["parent_work"])
+        # and one step to a picture
+        svg = os.path.join(self.dir, "flame.svg")
+        r = run([os.path.join(SCRIPTS, "pyperf-flamegraph"), out, "-o", svg])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn("child_work (app.py)", text)
+        self.assertIn("<title>", text)
+
+    def test_flamegraph_errors(self):
+        fg = os.path.join(SCRIPTS, "pyperf-flamegraph")
+        r = run([fg, os.path.join(self.dir, "missing")])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no such recording folder", r.stderr)
+        r = run([fg, self.dir])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("holds no perf.data", r.stderr)
+
     def test_attach_to_running_pid(self):
         app = self.script("""
             import os, sys, time
