@@ -149,10 +149,10 @@ static void colour(char out[32], struct slice name, enum kind k)
     double v = (double)(hash_bytes(name.s, name.len) % 1000) / 1000.0;
     int r, g, b;
     switch (k) {
-    case KERNEL:  r = 200 + (int)(55 * v); g = 110 + (int)(60 * v); b = 0; break;           /* orange */
+    case KERNEL:  r = 225 + (int)(30 * v); g = 140 + (int)(50 * v); b = (int)(40 * v); break;     /* orange */
     case PYTHON:  r = 50 + (int)(60 * v);  g = 185 + (int)(60 * v); b = 60 + (int)(60 * v); break; /* green */
     case INLINED: r = 60 + (int)(60 * v);  g = 170 + (int)(60 * v); b = 205 + (int)(50 * v); break; /* aqua */
-    default:      r = 205 + (int)(50 * v); g = (int)(200 * v);      b = (int)(55 * v); break;    /* hot */
+    default:      r = 200 + (int)(55 * v); g = 50 + (int)(70 * v);  b = g; break;                /* red */
     }
     if (name.len > 1 && name.s[0] == '[')   /* [unknown], [truncated], [dso] */
         r = g = b = 160 + (int)(40 * v);
