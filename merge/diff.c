@@ -2,20 +2,13 @@
  * diff.c - per-function shares of two profiles and their changes.
  */
 #include "diff.h"
+#include "folded.h"
 #include "intern.h"
 #include "util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Frame names compare without flamegraph.pl annotations. */
-static size_t plain_len(const char *s, size_t len)
-{
-    if (len > 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']')
-        return len - 4;
-    return len;
-}
 
 /* Interns every frame name of one profile (side 0 base, 1 new) and, when
  * rows is given, adds each stack's share to its functions.  The first frame
@@ -31,7 +24,8 @@ static void account(struct intern *names, const struct folded *fd, int side,
             p++;
             const char *e = strchr(p, ';');
             size_t len = e ? (size_t)(e - p) : strlen(p);
-            u32 id = intern__id(names, p, plain_len(p, len));
+            folded__annotation(p, &len);   /* names compare without annotations */
+            u32 id = intern__id(names, p, len);
             if (rows) {
                 if (seen[id] != *stamp) {   /* once per stack, even when recursive */
                     seen[id] = *stamp;

@@ -137,3 +137,15 @@ void folded__exit(struct folded *fd)
     free(fd->text);
     memset(fd, 0, sizeof(*fd));
 }
+
+enum annotation folded__annotation(const char *name, size_t *len)
+{
+    static const char kinds[] = "kji";   /* in the order of enum annotation, from 1 */
+    const char *k;
+    if (*len > 4 && !memcmp(name + *len - 4, "_[", 2) && name[*len - 1] == ']'
+        && (k = strchr(kinds, name[*len - 2])) != NULL && *k) {
+        *len -= 4;
+        return (enum annotation)(k - kinds + 1);
+    }
+    return ANN_NONE;
+}

@@ -35,4 +35,10 @@ uint64_t folded__weight_under(const struct folded *fd, const char *prefix, size_
 
 void folded__exit(struct folded *fd);   /* accepts a zeroed struct */
 
+/* flamegraph.pl's frame annotations: `_[k]` kernel, `_[j]` Python (and
+ * JIT), `_[i]` inlined.  Returns the one that ends name[0..*len) and takes
+ * it off *len; ANN_NONE (native code) leaves *len alone. */
+enum annotation { ANN_NONE, ANN_KERNEL, ANN_PYTHON, ANN_INLINED };
+enum annotation folded__annotation(const char *name, size_t *len);
+
 #endif

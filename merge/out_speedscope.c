@@ -2,6 +2,7 @@
  * out_speedscope.c - folded stacks -> speedscope JSON, one profile per thread.
  */
 #include "out_speedscope.h"
+#include "folded.h"
 #include "intern.h"
 #include "util.h"
 
@@ -22,15 +23,6 @@ static void put_json_string(FILE *f, const char *s, size_t len)
             fputc(c, f);
     }
     fputc('"', f);
-}
-
-/* A frame's name without its flamegraph.pl annotation. */
-static size_t plain_len(const char *s, size_t len)
-{
-    if (len > 4 && s[len - 4] == '_' && s[len - 3] == '[' && s[len - 1] == ']'
-        && strchr("kji", s[len - 2]))
-        return len - 4;
-    return len;
 }
 
 int out_speedscope__write(FILE *f, const struct folded_line *lines, size_t n,
@@ -65,10 +57,10 @@ int out_speedscope__write(FILE *f, const struct folded_line *lines, size_t n,
             while (*p == ';') {
                 const char *s = p + 1, *e = strchr(s, ';');
                 size_t len = e ? (size_t)(e - s) : strlen(s);
-                fprintf(f, first ? "%" PRIu32 : ",%" PRIu32,
-                        intern__id(frames, s, plain_len(s, len)));
-                first = 0;
                 p = s + len;
+                folded__annotation(s, &len);
+                fprintf(f, first ? "%" PRIu32 : ",%" PRIu32, intern__id(frames, s, len));
+                first = 0;
             }
             fputc(']', f);
         }

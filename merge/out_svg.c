@@ -107,22 +107,6 @@ static u64 flow(struct layout *l, const struct folded_line *lines, size_t n)
     return x;
 }
 
-enum kind { NATIVE, KERNEL, PYTHON, INLINED };
-
-/* Strips a flamegraph.pl annotation and says what it meant. */
-static enum kind kind_of(struct slice *name)
-{
-    static const struct { const char *suffix; enum kind k; } ann[] = {
-        {"_[k]", KERNEL}, {"_[j]", PYTHON}, {"_[i]", INLINED},
-    };
-    for (size_t i = 0; i < sizeof ann / sizeof ann[0]; i++)
-        if (name->len > 4 && memcmp(name->s + name->len - 4, ann[i].suffix, 4) == 0) {
-            name->len -= 4;
-            return ann[i].k;
-        }
-    return NATIVE;
-}
-
 /* Red for a frame whose share grew, blue for one that shrank, by how much
  * of the largest change it is. */
 static void diff_colour(char out[32], double delta, double max)
@@ -144,15 +128,15 @@ static double delta_of(const struct node *nd, u64 total, const struct folded *ba
 }
 
 /* The same name always gets the same shade, in every graph. */
-static void colour(char out[32], struct slice name, enum kind k)
+static void colour(char out[32], struct slice name, enum annotation k)
 {
     double v = (double)(hash_bytes(name.s, name.len) % 1000) / 1000.0;
     int r, g, b;
     switch (k) {
-    case KERNEL:  r = 225 + (int)(30 * v); g = 140 + (int)(50 * v); b = (int)(40 * v); break;     /* orange */
-    case PYTHON:  r = 50 + (int)(60 * v);  g = 185 + (int)(60 * v); b = 60 + (int)(60 * v); break; /* green */
-    case INLINED: r = 60 + (int)(60 * v);  g = 170 + (int)(60 * v); b = 205 + (int)(50 * v); break; /* aqua */
-    default:      r = 200 + (int)(55 * v); g = 50 + (int)(70 * v);  b = g; break;                /* red */
+    case ANN_KERNEL:  r = 225 + (int)(30 * v); g = 140 + (int)(50 * v); b = (int)(40 * v); break;     /* orange */
+    case ANN_PYTHON:  r = 50 + (int)(60 * v);  g = 185 + (int)(60 * v); b = 60 + (int)(60 * v); break; /* green */
+    case ANN_INLINED: r = 60 + (int)(60 * v);  g = 170 + (int)(60 * v); b = 205 + (int)(50 * v); break; /* aqua */
+    default:          r = 200 + (int)(55 * v); g = 50 + (int)(70 * v);  b = g; break;                /* red */
     }
     if (name.len > 1 && name.s[0] == '[')   /* [unknown], [truncated], [dso] */
         r = g = b = 160 + (int)(40 * v);
@@ -336,7 +320,7 @@ int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const str
         if (w <= min_w)
             continue;
         struct slice name = nd->name;
-        enum kind k = kind_of(&name);
+        enum annotation k = folded__annotation(name.s, &name.len);
         char fill[32], change[48] = "";
         if (o->base) {
             double d = delta_of(nd, total, o->base);
