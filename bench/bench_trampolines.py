@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     ap.add_argument("pythons", nargs="*")
     a = ap.parse_args()
-    pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]*[0-9]"),
+    pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]") + glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9][0-9]"),
                                   key=lambda p: int(p.rsplit(".", 1)[1]))
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(a.build), "libpyperfmap"))
     print("| CPython | workload | noop hook | pyperfmap | -X perf | pyperfmap / noop | pyperfmap / -X perf |")

@@ -36,13 +36,13 @@ def countdown(n):
 
 def calls():
     """Call-heavy: recursion, method calls, generators."""
-    fib(22)
+    fib(25)
     p = Point(0, 0)
     total = 0
-    for i in range(60000):
+    for i in range(200000):
         p = p.moved(1)
         total += p.norm1()
-    total += sum(x for x in countdown(60000))
+    total += sum(x for x in countdown(200000))
     return total
 
 
@@ -55,10 +55,12 @@ BLOB = bytes(range(256)) * 4096
 
 def mix():
     """A realistic mix: json, re, hashlib."""
-    for _ in range(6):
+    for _ in range(20):
         json.loads(json.dumps(DOC))
-    n = len(EMAIL.findall(TEXT)) + len(re.findall(r"\d+\.\d+", TEXT))
-    for _ in range(8):
+    n = 0
+    for _ in range(3):
+        n += len(EMAIL.findall(TEXT)) + len(re.findall(r"\d+\.\d+", TEXT))
+    for _ in range(24):
         hashlib.sha256(BLOB).hexdigest()
     return n
 
