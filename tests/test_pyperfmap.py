@@ -376,10 +376,10 @@ class Lifetime(Scratch):
         shutil.copy(os.path.join(os.path.dirname(__file__), "..", "libpyperfmap", "pyperfmap.pth"), site)
         os.symlink(os.path.dirname(pyperfmap.__file__), os.path.join(site, "pyperfmap"))
         child = self.script("""
-            import os
+            import os, sys
             def in_child(): return 1
             in_child()
-            print(os.getpid())
+            print(os.getpid(), "pyperfmap" in sys.modules)
         """, name="child.py")
         parent = self.script("""
             import subprocess, sys
@@ -390,11 +390,13 @@ class Lifetime(Scratch):
         env = {"PYTHONUSERBASE": self.dir, "PYTHONPATH": ""}
         p = run([PY, "-m", "pyperfmap", parent], env=dict(env, PYTHONPATH=os.environ["PYTHONPATH"]),
                 check=True)
-        got = names(read_map(self.map_of(int(p.stdout))))
+        pid, imported = p.stdout.split()
+        self.assertEqual(imported, "True")
+        got = names(read_map(self.map_of(int(pid))))
         self.assertIn("py::in_child:%s" % child, got)
-        # and without PYPERFMAP, nothing is enabled
+        # and without PYPERFMAP, the hook does not even import pyperfmap
         p = run([PY, child], env=dict(env, PYPERFMAP="0"), check=True)
-        self.assertFalse(os.path.exists(self.map_of(int(p.stdout))))
+        self.assertEqual(p.stdout.split()[1], "False")
 
 
 class Threads(Scratch):
@@ -455,7 +457,7 @@ class RealPerf(Scratch):
         if __name__ == "__main__":
             import os
             print(os.getpid())
-            foo(1500000)
+            foo(5000000)
     """
 
     def record(self, callgraph, with_pyperfmap):
