@@ -58,13 +58,22 @@ out:
     return t;
 }
 
-static void close_at_exit(void)
+/* Registered with the atexit module, so it runs at the start of
+ * finalization while the interpreter is whole.  (Py_AtExit would run it after
+ * the interpreter is freed, and the time it takes there lets CPython's
+ * daemon threads wake up into freed memory: a crash seen on 3.10.)  Threads
+ * that start a new function after this run it unprofiled. */
+static PyObject *close_at_exit(PyObject *self, PyObject *unused)
 {
+    (void)self, (void)unused;
     pthread_mutex_lock(&lock);
     at_exit_done = 1;
     mapfile_close();
     pthread_mutex_unlock(&lock);
+    Py_RETURN_NONE;
 }
+
+static PyMethodDef close_at_exit_def = {"_close_at_exit", close_at_exit, METH_NOARGS, NULL};
 
 static PyObject *after_fork_child(PyObject *self, PyObject *unused)
 {
@@ -86,25 +95,33 @@ static int in_main_interpreter(void)
     return 0;
 }
 
+/* module.function(**{kwname: our C function}), as in
+ * os.register_at_fork(after_in_child=f) or atexit.register(f). */
+static int register_callback(const char *module, const char *function, const char *kwname,
+                             PyMethodDef *def)
+{
+    PyObject *mod = PyImport_ImportModule(module);
+    PyObject *cb = mod ? PyCFunction_New(def, NULL) : NULL;
+    PyObject *reg = cb ? PyObject_GetAttrString(mod, function) : NULL;
+    PyObject *args = reg ? (kwname ? PyTuple_New(0) : PyTuple_Pack(1, cb)) : NULL;
+    PyObject *kw = args && kwname ? Py_BuildValue("{sO}", kwname, cb) : NULL;
+    PyObject *r = args && (kw || !kwname) ? PyObject_Call(reg, args, kw) : NULL;
+    Py_XDECREF(mod), Py_XDECREF(cb), Py_XDECREF(reg), Py_XDECREF(args), Py_XDECREF(kw);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
 /* Done once per process, on the first enable(). */
 static int first_enable(void)
 {
     static int done;
     if (done)
         return 0;
-    PyObject *os = PyImport_ImportModule("os");
-    PyObject *cb = os ? PyCFunction_New(&after_fork_def, NULL) : NULL;
-    PyObject *reg = cb ? PyObject_GetAttrString(os, "register_at_fork") : NULL;
-    PyObject *kw = reg ? Py_BuildValue("{sO}", "after_in_child", cb) : NULL;
-    PyObject *empty = kw ? PyTuple_New(0) : NULL;
-    PyObject *r = empty ? PyObject_Call(reg, empty, kw) : NULL;
-    Py_XDECREF(os), Py_XDECREF(cb), Py_XDECREF(reg), Py_XDECREF(kw), Py_XDECREF(empty);
-    if (r == NULL)
+    if (register_callback("os", "register_at_fork", "after_in_child", &after_fork_def) != 0
+        || register_callback("atexit", "register", NULL, &close_at_exit_def) != 0)
         return -1;
-    Py_DECREF(r);
-    if (pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork) != 0
-        || Py_AtExit(close_at_exit) != 0) {
-        PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register exit and fork handlers");
+    if (pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register fork handlers");
         return -1;
     }
     done = 1;
