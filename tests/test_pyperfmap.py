@@ -263,7 +263,10 @@ class Failures(Scratch):
             f.write("precious\n")
         prog = self.script("""
             import os, pyperfmap
-            os.symlink(%r, "/tmp/perf-%%d.map" %% os.getpid())
+            path = "/tmp/perf-%%d.map" %% os.getpid()
+            if os.path.lexists(path):   # left by an earlier process with our PID
+                os.unlink(path)
+            os.symlink(%r, path)
             print(pyperfmap.enable(), "ran")
             print(os.getpid())
         """ % victim)
