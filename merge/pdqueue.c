@@ -94,14 +94,13 @@ void pd_queue__round(struct pd_queue *q)
     q->next_flush = q->max_time;
 }
 
-const u8 *pd_queue__next(struct pd_queue *q, u32 *size, u64 *offset, int *mapped)
+const u8 *pd_queue__next(struct pd_queue *q, u32 *size, u64 *offset)
 {
     if (q->next >= q->ready)
         return NULL;
     const struct qent *e = &q->q[q->next++];
     *size = e->size;
     *offset = e->offset;
-    *mapped = e->mapped != NULL;
     return e->mapped ? e->mapped : q->data + e->at;
 }
 

@@ -32,9 +32,8 @@ void pd_queue__push(struct pd_queue *q, const u8 *p, u32 size, int mapped, u64 t
 void pd_queue__flush(struct pd_queue *q, u64 limit);
 /* FINISHED_ROUND: flush up to the previous round's newest time. */
 void pd_queue__round(struct pd_queue *q);
-/* The next record to deliver (its bytes, input offset, and whether the
- * bytes are in the mapped input), or NULL. */
-const u8 *pd_queue__next(struct pd_queue *q, u32 *size, u64 *offset, int *mapped);
+/* The next record to deliver (its bytes and input offset), or NULL. */
+const u8 *pd_queue__next(struct pd_queue *q, u32 *size, u64 *offset);
 /* Drop what was delivered; returns the lowest input offset of a mapped
  * record still queued (or `low` if none is lower). */
 u64 pd_queue__compact(struct pd_queue *q, u64 low);

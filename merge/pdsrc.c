@@ -8,10 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Delivered pages are given back in steps this big: each step costs a
- * TLB flush that every thread of the process pays for. */
-#define SRC_STEP (2u << 20)
-
 ssize_t src_want(struct src *s, size_t n)
 {
     if (s->map)
@@ -78,7 +74,6 @@ void src_map(struct src *s, const char *path)
     s->map = m;
     s->map_off = start;
     s->map_len = (size_t)(s->end - start);
-    madvise(m, s->map_len, MADV_SEQUENTIAL);   /* read ahead from disk, drop behind */
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_sigbus;
@@ -94,35 +89,10 @@ void src_release(struct src *s, u64 low)
     if (!s->map || low <= s->map_off)
         return;
     size_t upto = (size_t)(low - s->map_off) & ~(size_t)(page - 1);
-    if (upto < s->released + SRC_STEP)
+    if (upto < s->released + (1u << 20))     /* in steps of 1 MiB */
         return;
     madvise((void *)(s->map + s->released), upto - s->released, MADV_DONTNEED);
     s->released = upto;
-}
-
-void src_ahead(struct src *s, size_t ahead, u64 *from, u64 *to)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), at = (size_t)(s->off - s->map_off);
-    *from = *to = 0;
-    if (!s->map)
-        return;
-    size_t start = s->ahead > at ? s->ahead : at & ~(page - 1);
-    size_t end = at + ahead < s->map_len ? (at + ahead) & ~(page - 1) : s->map_len;
-    if (end <= start)
-        return;
-    s->ahead = end;
-    *from = s->map_off + start;
-    *to = s->map_off + end;
-}
-
-void src_populate(const struct src *s, u64 from, u64 to)
-{
-#ifdef MADV_POPULATE_READ       /* Linux 5.14; without it, page faults as before */
-    if (from < to)
-        madvise((void *)(s->map + (from - s->map_off)), (size_t)(to - from), MADV_POPULATE_READ);
-#else
-    (void)s, (void)from, (void)to;
-#endif
 }
 
 void src_exit(struct src *s)

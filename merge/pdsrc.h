@@ -25,7 +25,6 @@ struct src {
     const u8 *map;
     u64 map_off;                /* file offset of map[0] (page aligned) */
     size_t map_len, released;   /* bytes mapped; bytes at the start given back */
-    size_t ahead;               /* bytes at the start handed out by src_ahead */
 };
 
 /* Make n bytes readable at src_ptr() if the input has them; returns how
@@ -37,12 +36,6 @@ void src_take(struct src *s, size_t n);
 void src_map(struct src *s, const char *path);
 /* Give back mapped pages before file offset low (all delivered). */
 void src_release(struct src *s, u64 low);
-/* The mapped bytes within `ahead` of the read position not handed out
- * before, as file offsets [*from, *to) (equal: none), for src_populate. */
-void src_ahead(struct src *s, size_t ahead, u64 *from, u64 *to);
-/* Map in the pages of file offsets [from, to) of the mapping.  It only
- * reads what src_map set, so another thread may run it meanwhile. */
-void src_populate(const struct src *s, u64 from, u64 to);
 void src_exit(struct src *s);
 
 #endif

@@ -75,7 +75,6 @@ struct perf_reader {
 
     struct pd_queue queue;
     int at_end;
-    u64 keep;                   /* perf_reader__keep: give no pages back from here on */
 
     u64 scratch[65536 / 8];     /* aligned copy of an unaligned record */
 };
@@ -380,7 +379,6 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 {
     struct perf_reader *r = xcalloc(1, sizeof(*r));
     struct stat st;
-    r->keep = UINT64_MAX;
     r->path = xstrdup(path);
     r->src.fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     if (r->src.fd < 0 || fstat(r->src.fd, &st) < 0) {
@@ -610,13 +608,11 @@ static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *
     if ((uintptr_t)rec.p & 7) {         /* keep u64 arrays aligned */
         memcpy(r->scratch, rec.p, rec.size);
         rec.p = (const u8 *)r->scratch;
-        rec.mapped = 0;
     }
     const struct pd_attr *a = attr_of(r, &rec, &idx);
     if (!a)
         return 0;                       /* perf skips records of unknown events */
     int k = record_parse(a, &r->layouts[idx], &rec, ev, why, sizeof(why));
-    ev->lasting = (uint8_t)rec.mapped;
     if (k < 0)
         set_err(r, rec.off, "%s", why);
     else if (k > 0 && ev->type == PD_SAMPLE)
@@ -669,7 +665,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
         if (r->failed)
             return -1;
         u32 size;
-        while ((rec.p = pd_queue__next(&r->queue, &size, &rec.off, &rec.mapped))) {
+        while ((rec.p = pd_queue__next(&r->queue, &size, &rec.off))) {
             rec.size = (u16)size;
             rec.type = rd32(rec.p);
             memcpy(&rec.misc, rec.p + 4, 2);
@@ -678,8 +674,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
                 return k;
         }
         if (r->queue.ready)             /* the last batch is done with */
-            src_release(&r->src, pd_queue__compact(&r->queue, r->src.off < r->keep ? r->src.off
-                                                                                 : r->keep));
+            src_release(&r->src, pd_queue__compact(&r->queue, r->src.off));
         if (r->at_end) {
             if (!r->queue.n)
                 return 0;
@@ -731,21 +726,6 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
         }
         pd_queue__push(&r->queue, rec.p, rec.size, rec.mapped, time, rec.off);
     }
-}
-
-void perf_reader__ahead(struct perf_reader *r, uint64_t ahead, uint64_t *from, uint64_t *to)
-{
-    src_ahead(&r->src, (size_t)ahead, from, to);
-}
-
-void perf_reader__populate(const struct perf_reader *r, uint64_t from, uint64_t to)
-{
-    src_populate(&r->src, from, to);
-}
-
-void perf_reader__keep(struct perf_reader *r, uint64_t offset)
-{
-    r->keep = offset;
 }
 
 const char *perf_reader__error(const struct perf_reader *r)

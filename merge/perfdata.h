@@ -71,9 +71,6 @@ struct pd_event {
     uint16_t misc;                  /* header.misc: cpumode and flags */
     uint64_t time;                  /* 0 if the record carries none */
     uint64_t offset;                /* where the record starts in the input */
-    /* What the event points to is the record in the mapped input, valid
-     * until perf_reader__delete, not just until the next event. */
-    uint8_t lasting;
     union {
         struct pd_sample sample;
         struct pd_mmap mmap;
@@ -106,12 +103,6 @@ void perf_reader__delete(struct perf_reader *r);   /* accepts NULL */
  */
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev);
 const char *perf_reader__error(const struct perf_reader *r);
-/*
- * Lasting events from input offset `offset` on are still in use (in
- * another thread): their pages are not given back yet (they would read
- * back from the file, but stay mapped).  UINT64_MAX: none.
- */
-void perf_reader__keep(struct perf_reader *r, uint64_t offset);
 int perf_reader__truncated(const struct perf_reader *r);
 
 size_t perf_reader__n_attrs(const struct perf_reader *r);
@@ -121,16 +112,6 @@ const struct pd_build_id *perf_reader__build_id(const struct perf_reader *r, siz
 
 /* Counts for the -v summary. */
 uint64_t perf_reader__lost(const struct perf_reader *r);        /* lost samples */
-/*
- * Reading ahead in another thread, so the reader does not stop at a page
- * fault every few records: perf_reader__ahead (in the reading thread)
- * hands out the part of the mapped input within `ahead` bytes of the read
- * position not handed out before, as input offsets [*from, *to) (equal:
- * nothing, as for a pipe); perf_reader__populate maps its pages in, in
- * any thread.
- */
-void perf_reader__ahead(struct perf_reader *r, uint64_t ahead, uint64_t *from, uint64_t *to);
-void perf_reader__populate(const struct perf_reader *r, uint64_t from, uint64_t to);
 /* Progress: bytes consumed so far and in total (0 when unknown, e.g. a pipe). */
 void perf_reader__progress(const struct perf_reader *r, uint64_t *done, uint64_t *total);
 

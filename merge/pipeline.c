@@ -11,56 +11,16 @@
 #include "util.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define ROOT_MEMO 64
-/* DWARF samples are unwound in batches this big by a second thread, */
-#define BATCH 64
-/* which also maps in the input this far ahead of the reader. */
-#define READ_AHEAD (4u << 20)
 
 struct root_memo {
     const char *comm;
     uint32_t pid, tid, frame;
-};
-
-/* One sample to fold: its frames once unwound, and what naming them needs. */
-struct job {
-    struct pd_sample s;
-    uint16_t misc;
-    int dwarf;                  /* unwind from the stack copy, not the callchain */
-    struct thread t;            /* the thread as it was at the sample (name, pid, process) */
-    struct uframe *uf;          /* room for UNWIND_MAX_FRAMES */
-    size_t n;
-    enum unwind_stop stop;
-};
-
-/* Lasting samples (their records stay mapped) waiting to be unwound. */
-struct batch {
-    struct job jobs[BATCH];
-    size_t n;
-    uint64_t low;               /* lowest input offset of their records */
-    uint64_t ahead_from, ahead_to;  /* input to map in first (perf_reader__ahead) */
-};
-
-/*
- * The second thread unwinds one batch while this one reads the next and
- * names the frames of the one before: the two halves take about as long
- * once the second also maps in the input ahead of the reader.
- * Events that change the session (maps, names, processes) first wait for
- * every batch to be folded, so each sample is unwound against the state
- * at its time, and frames are named in input order, as without it.
- */
-struct worker {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    struct batch *todo;         /* handed over and not finished; NULL: idle */
-    int quit;
 };
 
 struct run {
@@ -74,9 +34,6 @@ struct run {
     struct uframe uf[UNWIND_MAX_FRAMES];
     uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
-    struct worker *w;           /* NULL until a lasting DWARF sample */
-    int no_worker;              /* it could not start */
-    struct batch *fill, *flight;    /* being filled; with the worker or folded */
     struct root_memo roots[ROOT_MEMO];
     uint64_t progress_at;       /* when to show progress next (ns) */
     int progress_shown;
@@ -107,7 +64,7 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
         um->image = elf_own_vdso(&um->image_size);
         return um->image ? 0 : -1;
     case DSO_PERFMAP:
-        switch (symbols__trampoline(c->sy, m, addr, &entry)) {
+        switch (symbols__trampoline(c->sy, c->proc, addr, &entry)) {
         case TRAMPOLINE_PYPERFMAP:
             um->kind = UNWIND_MAP_PYPERFMAP;
             break;
@@ -155,179 +112,6 @@ static uint32_t root_frame(struct run *x, const struct thread *t)
     return m->frame;
 }
 
-/* The frames of j, leaf first.  In the worker for a batch: touches only
- * x->ud and, through the lookup, the session's maps and symbols' dsos. */
-static void unwind_job(struct run *x, struct job *j)
-{
-    j->stop = UNWIND_ROOT;
-    if (j->dwarf) {
-        struct dwarf_ctx c = {x->sy, j->t.proc};
-        /* one slot left for the [truncated] root */
-        j->n = unwind_dwarf__sample(x->ud, &j->s, j->misc, dwarf_lookup, &c, j->uf,
-                                    UNWIND_MAX_FRAMES - 1, &j->stop);
-    } else {
-        j->n = unwind_fp(&j->s, j->misc, j->uf, UNWIND_MAX_FRAMES);
-    }
-}
-
-/* Name j's frames, apply the view and count the stack. */
-static void fold_job(struct run *x, const struct job *j)
-{
-    size_t kept = 0, n;
-    for (size_t i = 0; i < j->n; i++) {
-        const struct uframe *u = &j->uf[i];
-        if (u->kernel && x->o->no_kernel)
-            continue;                   /* not worth symbolizing */
-        /* The native view names return addresses as perf does, at the
-         * address itself; the others look up the call at pc - 1, which
-         * differs when a call is the last instruction of a function. */
-        int at_call = u->is_return && x->o->view.view != VIEW_NATIVE;
-        x->ids[kept] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
-                                : symbols__frame(x->sy, j->t.proc, u->addr, u->kernel, at_call);
-        /* With kernel addresses hidden, one [kernel] frame says it all. */
-        if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
-            continue;
-        x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
-    }
-    n = kept;
-    if (j->stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
-        x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
-    x->frames += n;
-    x->samples++;
-    size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
-    /* stackcollapse-perf.pl counts a period of 0 (or none) as 1. */
-    uint64_t w = x->o->weight_samples || j->s.period == 0 ? 1 : j->s.period;
-    stacks__add(x->st, root_frame(x, &j->t), x->kept, m, w);
-}
-
-static void *worker_main(void *arg)
-{
-    struct run *x = arg;
-    struct worker *w = x->w;
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        while (!w->todo && !w->quit)
-            pthread_cond_wait(&w->cond, &w->lock);
-        if (!w->todo)
-            break;
-        struct batch *b = w->todo;
-        pthread_mutex_unlock(&w->lock);
-        perf_reader__populate(x->r, b->ahead_from, b->ahead_to);
-        for (size_t i = 0; i < b->n; i++)
-            unwind_job(x, &b->jobs[i]);
-        pthread_mutex_lock(&w->lock);
-        w->todo = NULL;
-        pthread_cond_broadcast(&w->cond);
-    }
-    pthread_mutex_unlock(&w->lock);
-    return NULL;
-}
-
-static struct batch *batch_new(void)
-{
-    struct batch *b = xcalloc(1, sizeof(*b));
-    for (size_t i = 0; i < BATCH; i++)
-        b->jobs[i].uf = xmalloc(UNWIND_MAX_FRAMES * sizeof(struct uframe));
-    b->low = UINT64_MAX;
-    return b;
-}
-
-static void batch_delete(struct batch *b)
-{
-    if (!b)
-        return;
-    for (size_t i = 0; i < BATCH; i++)
-        free(b->jobs[i].uf);
-    free(b);
-}
-
-/* Start the worker; on failure samples are unwound here, as before. */
-static void worker_start(struct run *x)
-{
-    struct worker *w = xcalloc(1, sizeof(*w));
-    pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->cond, NULL);
-    x->w = w;
-    if (pthread_create(&w->thread, NULL, worker_main, x) != 0) {
-        pthread_mutex_destroy(&w->lock);
-        pthread_cond_destroy(&w->cond);
-        free(w);
-        x->w = NULL;
-        x->no_worker = 1;
-        return;
-    }
-    x->fill = batch_new();
-    x->flight = batch_new();
-}
-
-/* Wait until the worker has unwound the batch in flight. */
-static void worker_wait(struct worker *w)
-{
-    pthread_mutex_lock(&w->lock);
-    while (w->todo)
-        pthread_cond_wait(&w->cond, &w->lock);
-    pthread_mutex_unlock(&w->lock);
-}
-
-static void worker_hand(struct worker *w, struct batch *b)
-{
-    pthread_mutex_lock(&w->lock);
-    w->todo = b;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-}
-
-static void worker_stop(struct run *x)
-{
-    struct worker *w = x->w;
-    if (!w)
-        return;
-    pthread_mutex_lock(&w->lock);
-    w->quit = 1;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
-    pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->cond);
-    free(w);
-    x->w = NULL;
-    batch_delete(x->fill);
-    batch_delete(x->flight);
-}
-
-static void fold_batch(struct run *x, struct batch *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        fold_job(x, &b->jobs[i]);
-    b->n = 0;
-    b->low = UINT64_MAX;
-}
-
-/* The full batch goes to the worker once the one before is unwound,
- * whose frames are then named here while the worker runs. */
-static void rotate(struct run *x)
-{
-    struct batch *done = x->flight;
-    perf_reader__ahead(x->r, READ_AHEAD, &x->fill->ahead_from, &x->fill->ahead_to);
-    worker_wait(x->w);
-    worker_hand(x->w, x->fill);
-    x->flight = x->fill;
-    x->fill = done;
-    fold_batch(x, done);
-}
-
-/* Fold every sample queued so far, in order. */
-static void drain(struct run *x)
-{
-    if (!x->w)
-        return;
-    worker_wait(x->w);
-    fold_batch(x, x->flight);
-    for (size_t i = 0; i < x->fill->n; i++)     /* the worker is idle */
-        unwind_job(x, &x->fill->jobs[i]);
-    fold_batch(x, x->fill);
-}
-
 static void sample(struct run *x, const struct pd_event *ev)
 {
     const struct pd_sample *s = &ev->u.sample;
@@ -338,26 +122,43 @@ static void sample(struct run *x, const struct pd_event *ev)
     if (strcmp(name, x->event) != 0)
         return;
     struct thread *t = session__thread(x->s, s->pid, s->tid);
-    int dwarf = unwind_dwarf__wanted(&s->attr->attr);
-    if (dwarf && !x->ud)
-        x->ud = unwind_dwarf__new();
-    /* Only a record that stays mapped can wait in a batch. */
-    if (dwarf && ev->lasting && !x->w && !x->no_worker)
-        worker_start(x);
-    if (dwarf && ev->lasting && x->w) {
-        struct batch *b = x->fill;
-        struct job *j = &b->jobs[b->n++];
-        *j = (struct job){*s, ev->misc, dwarf, *t, j->uf, 0, UNWIND_ROOT};
-        if (ev->offset < b->low)
-            b->low = ev->offset;
-        if (b->n == BATCH)
-            rotate(x);
-        return;
+    enum unwind_stop stop = UNWIND_ROOT;
+    size_t n;
+    if (unwind_dwarf__wanted(&s->attr->attr)) {
+        struct dwarf_ctx c = {x->sy, t->proc};
+        if (!x->ud)
+            x->ud = unwind_dwarf__new();
+        /* one slot left for the [truncated] root */
+        n = unwind_dwarf__sample(x->ud, s, ev->misc, dwarf_lookup, &c, x->uf,
+                                 UNWIND_MAX_FRAMES - 1, &stop);
+    } else {
+        n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
     }
-    drain(x);
-    struct job j = {*s, ev->misc, dwarf, *t, x->uf, 0, UNWIND_ROOT};
-    unwind_job(x, &j);
-    fold_job(x, &j);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct uframe *u = &x->uf[i];
+        if (u->kernel && x->o->no_kernel)
+            continue;                   /* not worth symbolizing */
+        /* The native view names return addresses as perf does, at the
+         * address itself; the others look up the call at pc - 1, which
+         * differs when a call is the last instruction of a function. */
+        int at_call = u->is_return && x->o->view.view != VIEW_NATIVE;
+        x->ids[kept] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
+                                : symbols__frame(x->sy, t->proc, u->addr, u->kernel, at_call);
+        /* With kernel addresses hidden, one [kernel] frame says it all. */
+        if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
+            continue;
+        x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
+    }
+    n = kept;
+    if (stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
+        x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
+    x->frames += n;
+    x->samples++;
+    size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
+    /* stackcollapse-perf.pl counts a period of 0 (or none) as 1. */
+    uint64_t w = x->o->weight_samples || s->period == 0 ? 1 : s->period;
+    stacks__add(x->st, root_frame(x, t), x->kept, m, w);
 }
 
 static uint64_t now_ns(void)
@@ -450,25 +251,17 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
     x->st = stacks__new();
     uint64_t count = 0;
     x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
-    for (;;) {
-        if (x->w)   /* batched records must stay mapped */
-            perf_reader__keep(x->r, x->fill->low < x->flight->low ? x->fill->low
-                                                                  : x->flight->low);
-        if ((k = perf_reader__next(x->r, &ev)) <= 0)
-            break;
-        if (ev.type == PD_SAMPLE) {
+    while ((k = perf_reader__next(x->r, &ev)) > 0) {
+        if (ev.type == PD_SAMPLE)
             sample(x, &ev);
-        } else {
-            drain(x);   /* the samples before it saw the session before it */
+        else
             session__apply(x->s, &ev);
-        }
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
             strncmp(ev.u.mmap.filename, "[kernel.kallsyms]", 17) == 0)
             symbols__kernel_text(x->sy, ev.u.mmap.pgoff);
         if (tty && (++count & 0xff) == 0)
             progress(x, 0);
     }
-    drain(x);
     if (tty)
         progress(x, 1);
     if (k < 0) {
@@ -493,7 +286,6 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
                 perf_reader__lost(x->r));
     ret = 0;
 out:
-    worker_stop(x);
     unwind_dwarf__delete(x->ud);
     stacks__delete(x->st);
     symbols__delete(x->sy);

@@ -13,9 +13,7 @@
  * m->dso->build_id) holds addr in T's process at this time".  The file
  * offset of addr is addr - m->start + m->pgoff.  Whether addr is a
  * pyperfmap or CPython trampoline is a question for the perf map:
- * see symbols__trampoline() in symbols.h.  Lookups may run in another
- * thread while this one creates threads and processes (session__thread),
- * but not while events are applied.
+ * see symbols__trampoline() in symbols.h.
  */
 #ifndef PYMERGE_SESSION_H
 #define PYMERGE_SESSION_H

@@ -36,15 +36,6 @@ struct cache_slot {             /* (dso, address) -> frame */
     uint32_t frame;
 };
 
-/* An answer of symbols__trampoline: a Python stack asks about the same
- * few return addresses in every sample. */
-#define TRAMP_MEMO 1024
-struct tramp_memo {
-    uint64_t addr, entry;
-    uint32_t dso_plus1;         /* 0: empty */
-    uint8_t kind;               /* enum trampoline_kind */
-};
-
 struct symbols {
     struct symbols_opts opts;
     struct intern *names;
@@ -53,10 +44,6 @@ struct symbols {
     struct idmap frame_by_key;  /* name id << 3 | kind -> frame id + 1 */
     struct dso_syms *dsos;
     size_t n_dsos;
-    /* dsos and their loading: the DWARF unwinder's thread asks for
-     * trampolines and ELF files while this one names frames. */
-    pthread_mutex_t dso_lock;
-    struct tramp_memo tramp[TRAMP_MEMO];    /* under dso_lock */
     struct symtab kernel;       /* loaded by a thread: see kernel_loader */
     char kernel_path[4200];     /* the kallsyms file read */
     int kernel_state, kernel_hidden, kernel_errno;
@@ -114,7 +101,6 @@ struct symbols *symbols__new(const struct symbols_opts *opts)
         pthread_create(&sy->kernel_loader, NULL, kernel_loader, sy) == 0)
         sy->kernel_loading = 1;
     idmap__init(&sy->frame_by_key);
-    pthread_mutex_init(&sy->dso_lock, NULL);
     sy->cache_slots = 1 << 14;
     sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
     sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);
@@ -133,7 +119,6 @@ void symbols__delete(struct symbols *sy)
         symtab__exit(&sy->dsos[i].map);
     }
     free(sy->dsos);
-    pthread_mutex_destroy(&sy->dso_lock);
     symtab__exit(&sy->kernel);
     free(sy->cache);
     free(sy->frames);
@@ -535,25 +520,18 @@ uint32_t symbols__frame(struct symbols *sy, const struct process *proc, uint64_t
     struct cache_slot *slot = cache_slot(sy, dso_plus1, key);
     if (slot->dso_plus1)
         return slot->frame;
-    uint32_t f;
-    if (kernel) {
-        f = resolve_kernel(sy, addr);
-    } else {
-        pthread_mutex_lock(&sy->dso_lock);
-        f = resolve_user(sy, m, addr);
-        pthread_mutex_unlock(&sy->dso_lock);
-    }
+    uint32_t f = kernel ? resolve_kernel(sy, addr) : resolve_user(sy, m, addr);
     *slot = (struct cache_slot){key, dso_plus1, f};
     if (++sy->n_cache * 2 > sy->cache_slots)
         cache_grow(sy);
     return f;
 }
 
-/* Under dso_lock. */
-static enum trampoline_kind trampoline(struct symbols *sy, const struct mapping *m, uint64_t addr,
-                                       uint64_t *entry)
+enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
+                                         uint64_t addr, uint64_t *entry)
 {
-    if (m->dso->kind != DSO_PERFMAP)
+    const struct mapping *m = process__find(proc, addr);
+    if (!m || m->dso->kind != DSO_PERFMAP)
         return TRAMPOLINE_NONE;
     struct dso_syms *ds = dso_syms(sy, m->dso);
     if (ds->state == UNLOADED)
@@ -569,34 +547,12 @@ static enum trampoline_kind trampoline(struct symbols *sy, const struct mapping 
     return TRAMPOLINE_CPYTHON;
 }
 
-enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct mapping *m,
-                                         uint64_t addr, uint64_t *entry)
-{
-    /* A perf map is read once, so an answer for (dso, addr) never changes. */
-    uint32_t dso_plus1 = m->dso->id + 1;
-    pthread_mutex_lock(&sy->dso_lock);
-    struct tramp_memo *t = &sy->tramp[hash_u64(addr * 31 + dso_plus1) & (TRAMP_MEMO - 1)];
-    if (t->dso_plus1 != dso_plus1 || t->addr != addr) {
-        t->entry = 0;
-        t->kind = (uint8_t)trampoline(sy, m, addr, &t->entry);
-        t->addr = addr;
-        t->dso_plus1 = dso_plus1;
-    }
-    enum trampoline_kind k = t->kind;
-    *entry = t->entry;
-    pthread_mutex_unlock(&sy->dso_lock);
-    return k;
-}
-
 const char *symbols__elf_file(struct symbols *sy, const struct dso *d)
 {
-    pthread_mutex_lock(&sy->dso_lock);
     struct dso_syms *ds = dso_syms(sy, d);
     if (ds->state == UNLOADED)
         load_dso(sy, ds, d);
-    const char *file = ds->state == LOADED ? ds->img.file : NULL;
-    pthread_mutex_unlock(&sy->dso_lock);
-    return file;
+    return ds->state == LOADED ? ds->img.file : NULL;
 }
 
 int symbols__kernel_hidden(const struct symbols *sy)

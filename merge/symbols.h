@@ -59,13 +59,13 @@ uint32_t symbols__named(struct symbols *sy, const char *name, enum frame_kind ki
 const struct frame *symbols__get(const struct symbols *sy, uint32_t id);
 
 /*
- * Is addr, inside mapping m of a process, a trampoline, and whose?  For a
- * DWARF unwinder: a pyperfmap trampoline follows
- * pyperfmap_trampoline_rule() (trampoline.h), a CPython -X perf one its
- * own fixed template.  *entry receives the trampoline's start address.
+ * Is addr inside a trampoline, and whose?  For a DWARF unwinder: a
+ * pyperfmap trampoline follows pyperfmap_trampoline_rule() (trampoline.h),
+ * a CPython -X perf one its own fixed template.  *entry receives the
+ * trampoline's start address.
  */
 enum trampoline_kind { TRAMPOLINE_NONE, TRAMPOLINE_PYPERFMAP, TRAMPOLINE_CPYTHON };
-enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct mapping *m,
+enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
                                          uint64_t addr, uint64_t *entry);
 
 /*
@@ -73,9 +73,6 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct mappin
  * perf's cached copy when it is gone or was rebuilt since), loading the
  * dso's symbols if needed; NULL when there is none.  For the DWARF
  * unwinder, so CFI and symbols come from the same file.
- *
- * These two may run in another thread while this one calls
- * symbols__frame (they share the dsos under a lock); nothing else may.
  */
 const char *symbols__elf_file(struct symbols *sy, const struct dso *d);
 
