@@ -226,34 +226,34 @@ int main(int argc, char **argv)
         .fail_above = -1,
         .svg = {.minwidth = 0.1},
     };
-    struct pipeline_opts o = cli.o;
+    struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
     int c;
 
     while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
         switch (c) {
         case 'o': cli.output = optarg; break;
-        case 'v': o.verbose = 1; break;
+        case 'v': o->verbose = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         case O_VIEW:
-            if (!strcmp(optarg, "native")) o.view.view = VIEW_NATIVE;
-            else if (!strcmp(optarg, "mixed")) o.view.view = VIEW_MIXED;
-            else if (!strcmp(optarg, "python")) o.view.view = VIEW_PYTHON;
+            if (!strcmp(optarg, "native")) o->view.view = VIEW_NATIVE;
+            else if (!strcmp(optarg, "mixed")) o->view.view = VIEW_MIXED;
+            else if (!strcmp(optarg, "python")) o->view.view = VIEW_PYTHON;
             else goto bad;
             break;
-        case O_NO_LEAF: o.view.native_leaf = 0; break;
-        case O_PID: if (o.root != ROOT_TID) o.root = ROOT_PID; break;
-        case O_TID: o.root = ROOT_TID; break;
-        case O_NO_KERNEL: o.no_kernel = 1; break;
-        case O_ANNOTATE: o.annotate = 1; break;
-        case O_EVENT: o.event = optarg; break;
+        case O_NO_LEAF: o->view.native_leaf = 0; break;
+        case O_PID: if (o->root != ROOT_TID) o->root = ROOT_PID; break;
+        case O_TID: o->root = ROOT_TID; break;
+        case O_NO_KERNEL: o->no_kernel = 1; break;
+        case O_ANNOTATE: o->annotate = 1; break;
+        case O_EVENT: o->event = optarg; break;
         case O_WEIGHT:
-            if (!strcmp(optarg, "samples")) o.weight_samples = 1;
-            else if (!strcmp(optarg, "period")) o.weight_samples = 0;
+            if (!strcmp(optarg, "samples")) o->weight_samples = 1;
+            else if (!strcmp(optarg, "period")) o->weight_samples = 0;
             else goto bad;
             break;
-        case O_KALLSYMS: o.kallsyms = optarg; break;
-        case O_MAP_DIR: o.map_dir = optarg; break;
+        case O_KALLSYMS: o->kallsyms = optarg; break;
+        case O_MAP_DIR: o->map_dir = optarg; break;
         case O_FORMAT:
             if (!strcmp(optarg, "folded") && !is_diff) cli.format = FMT_FOLDED;
             else if (!strcmp(optarg, "svg")) cli.format = FMT_SVG;
@@ -286,7 +286,6 @@ int main(int argc, char **argv)
         default: goto bad;
         }
     }
-    cli.o = o;
     if (is_diff) {
         if (argc - optind != 2)
             goto bad;
