@@ -2,39 +2,40 @@
  * diff.c - per-function shares of two profiles and their changes.
  */
 #include "diff.h"
-#include "folded.h"
 #include "intern.h"
 #include "util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Interns every frame name of one profile (side 0 base, 1 new) and, when
- * rows is given, adds each stack's share to its functions.  The first frame
- * is the process (comm), in every stack, and is left out. */
-static void account(struct intern *names, const struct folded *fd, int side,
+ * rows is given, adds each stack's share to its functions.  Functions are
+ * compared by name: the same function has different frame ids in two
+ * profiles.  The thread's root label is not a function. */
+static void account(struct intern *names, const struct profile *p, int side,
                     struct diff_row *rows, u64 *seen, u64 *stamp)
 {
-    for (size_t i = 0; i < fd->n; i++) {
-        double share = fd->total ? 100.0 * (double)fd->lines[i].weight / (double)fd->total : 0;
-        const char *p = strchr(fd->lines[i].text, ';');
+    u64 total = profile__total(p);
+    size_t wi = profile__weight(p);
+    for (size_t i = 0; i < profile__n_samples(p); i++) {
+        const struct psample *s = profile__sample(p, i);
+        double share = total ? 100.0 * (double)s->v[wi] / (double)total : 0;
+        size_t n;
+        const u32 *fr = profile__get_stack(p, s->stack, &n);
         ++*stamp;
-        while (p) {
-            p++;
-            const char *e = strchr(p, ';');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            folded__annotation(p, &len);   /* names compare without annotations */
-            u32 id = intern__id(names, p, len);
-            if (rows) {
-                if (seen[id] != *stamp) {   /* once per stack, even when recursive */
-                    seen[id] = *stamp;
-                    rows[id].total[side] += share;
-                }
-                if (!e)
-                    rows[id].self[side] += share;
+        for (size_t k = 0; k < n; k++) {
+            const char *name = profile__get_frame(p, fr[k])->name;
+            u32 id = intern__id(names, name, strlen(name));
+            if (!rows)
+                continue;
+            if (seen[id] != *stamp) {   /* once per stack, even when recursive */
+                seen[id] = *stamp;
+                rows[id].total[side] += share;
             }
-            p = e;
+            if (k + 1 == n)
+                rows[id].self[side] += share;
         }
     }
 }
@@ -54,7 +55,7 @@ static int by_change(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-struct diff_row *diff__rows(const struct folded *base, const struct folded *cur, size_t *n)
+struct diff_row *diff__rows(const struct profile *base, const struct profile *cur, size_t *n)
 {
     /* Name every function first, then add the shares into dense rows. */
     struct intern *names = intern__new();
@@ -81,7 +82,7 @@ void diff__free_rows(struct diff_row *rows, size_t n)
     free(rows);
 }
 
-void diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top)
+int diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top)
 {
     fprintf(f, "%8s %8s  %-17s %-17s %s\n", "d.total", "d.self", "total% base->new",
             "self% base->new", "function");
@@ -91,4 +92,5 @@ void diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t to
                 r->total[1] - r->total[0], r->self[1] - r->self[0], r->total[0], r->total[1],
                 r->self[0], r->self[1], r->name);
     }
+    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }

@@ -4,7 +4,7 @@
 #ifndef PYMERGE_DIFF_H
 #define PYMERGE_DIFF_H
 
-#include "folded.h"
+#include "profile.h"
 
 #include <stdio.h>
 
@@ -21,10 +21,10 @@ struct diff_row {
  * profiles of different lengths compare.  *n gets the count; the names
  * live until diff__free_rows.
  */
-struct diff_row *diff__rows(const struct folded *base, const struct folded *cur, size_t *n);
+struct diff_row *diff__rows(const struct profile *base, const struct profile *cur, size_t *n);
 void diff__free_rows(struct diff_row *rows, size_t n);
 
-/* The top `top` rows as an aligned text table. */
-void diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top);
+/* The top `top` rows as an aligned text table.  Returns 0 or -EIO. */
+int diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top);
 
 #endif

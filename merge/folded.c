@@ -1,5 +1,5 @@
 /*
- * folded.c - parse, sort and merge folded stacks.
+ * folded.c - parse folded stacks into the profile model.
  */
 #include "folded.h"
 #include "util.h"
@@ -8,73 +8,115 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct fline {
+    const char *text;
+    size_t len;             /* without the count */
+    u64 weight;
+};
+
 static int by_text(const void *a, const void *b)
 {
-    return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+    const struct fline *x = a, *y = b;
+    int c = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-int folded__parse(struct folded *fd, char *text, size_t len, const char *name)
+/* flamegraph.pl's frame annotations: takes a kind's suffix off *len. */
+static enum pkind annotation(const char *name, size_t *len)
 {
-    size_t cap = 0, lineno = 0;
-    memset(fd, 0, sizeof(*fd));
-    fd->text = text;
-    for (char *p = text, *end = text + len; p < end;) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *e = nl ? nl : end;
-        lineno++;
-        if (e > p && e[-1] == '\r')
-            e[-1] = 0, e--;
-        *e = 0;
-        if (e > p) {
-            char *sp = strrchr(p, ' ');
-            char *num_end = NULL;
-            errno = 0;
-            unsigned long long w = sp ? strtoull(sp + 1, &num_end, 10) : 0;
-            if (!sp || sp == p || num_end == sp + 1 || *num_end || errno || sp[1] == '-') {
-                warnx_("%s: line %zu: not a folded stack (\"frame;frame;... COUNT\")", name, lineno);
-                folded__exit(fd);
-                return -1;
-            }
-            *sp = 0;
-            GROW(fd->lines, cap, fd->n + 1);
-            fd->lines[fd->n++] = (struct folded_line){p, w};
+    if (*len > 4 && !memcmp(name + *len - 4, "_[", 2) && name[*len - 1] == ']') {
+        switch (name[*len - 2]) {
+        case 'k': *len -= 4; return PK_KERNEL;
+        case 'j': *len -= 4; return PK_PYTHON;
+        case 'i': *len -= 4; return PK_NATIVE;
         }
-        p = e + 1;
     }
-    if (fd->n)
-        qsort(fd->lines, fd->n, sizeof(*fd->lines), by_text);
-    /* Sum duplicates in place: other tools' output need not be distinct. */
-    size_t out = 0;
-    for (size_t i = 0; i < fd->n; i++) {
-        if (out && strcmp(fd->lines[out - 1].text, fd->lines[i].text) == 0)
-            fd->lines[out - 1].weight += fd->lines[i].weight;
-        else
-            fd->lines[out++] = fd->lines[i];
-        fd->total += fd->lines[i].weight;
+    return PK_NATIVE;
+}
+
+/* One line's stack into p. */
+static void add_line(struct profile *p, const struct fline *l, u32 **fr, size_t *cap)
+{
+    const char *s = l->text, *end = l->text + l->len;
+    const char *e = memchr(s, ';', l->len);
+    size_t tlen = e ? (size_t)(e - s) : l->len;
+    char *label = xmalloc(tlen + 1);
+    memcpy(label, s, tlen);
+    label[tlen] = 0;
+    u32 thread = profile__thread(p, 0, 0, label, label);
+    free(label);
+    size_t n = 0;
+    while (e) {
+        s = e + 1;
+        e = memchr(s, ';', (size_t)(end - s));
+        size_t len = e ? (size_t)(e - s) : (size_t)(end - s);
+        enum pkind k = annotation(s, &len);
+        GROW(*fr, *cap, n + 1);
+        (*fr)[n++] = profile__frame(p, s, len, k, NULL);
     }
-    fd->n = out;
-    fd->cum = xmalloc((fd->n + 1) * sizeof(*fd->cum));
-    fd->cum[0] = 0;
-    for (size_t i = 0; i < fd->n; i++)
-        fd->cum[i + 1] = fd->cum[i] + fd->lines[i].weight;
+    u64 v = l->weight;
+    profile__add(p, thread, profile__stack(p, *fr, n), 0, &v);
+}
+
+int folded__parse(struct profile *p, const char *text, size_t len, const char *name)
+{
+    struct fline *lines = NULL;
+    size_t n = 0, cap = 0, lineno = 0;
+    for (const char *q = text, *end = text + len; q < end;) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        const char *e = nl ? nl : end;
+        lineno++;
+        if (e > q && e[-1] == '\r')
+            e--;
+        if (e > q) {
+            const char *sp = e;
+            while (sp > q && sp[-1] != ' ')
+                sp--;
+            u64 w = 0;
+            int ok = sp > q + 1 && sp < e;
+            for (const char *d = sp; ok && d < e; d++) {
+                ok = *d >= '0' && *d <= '9' && w <= (UINT64_MAX - 9) / 10;
+                w = w * 10 + (u64)(*d - '0');
+            }
+            if (!ok || memchr(q, 0, (size_t)(e - q))) {
+                warnx_("%s: line %zu: not a folded stack (\"frame;frame;... COUNT\")", name, lineno);
+                free(lines);
+                return -EINVAL;
+            }
+            GROW(lines, cap, n + 1);
+            lines[n++] = (struct fline){q, (size_t)(sp - 1 - q), w};
+        }
+        q = e == end ? end : nl + 1;
+    }
+    /* Sorted as pymerge's own output is, so that every input lists its
+     * stacks in one order. */
+    if (n)
+        qsort(lines, n, sizeof(*lines), by_text);
+    u32 *fr = NULL;
+    size_t fcap = 0;
+    for (size_t i = 0; i < n; i++)
+        add_line(p, &lines[i], &fr, &fcap);
+    free(fr);
+    free(lines);
     return 0;
 }
 
-int folded__read(struct folded *fd, const char *path)
+int folded__read(struct profile *p, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
-        warnx_("%s: %s", path, strerror(errno));
-        return -1;
+        int err = errno;
+        warnx_("%s: %s", path, strerror(err));
+        return -err;
     }
     size_t len = 0, cap = 4096;
     char *buf = xmalloc(cap);
     for (;;) {
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (got == 0)
             break;
-        if (cap - len < 2)
+        if (cap == len)
             GROW(buf, cap, cap + 1);
     }
     int err = ferror(f);
@@ -83,69 +125,15 @@ int folded__read(struct folded *fd, const char *path)
     if (err) {
         warnx_("%s: read error", path);
         free(buf);
-        return -1;
+        return -EIO;
     }
-    buf[len] = 0;
     if (memchr(buf, 0, len)) {
         warnx_("%s: binary data, not folded stacks (for a perf.data file, leave out --input folded)",
                path);
         free(buf);
-        return -1;
+        return -EINVAL;
     }
-    return folded__parse(fd, buf, len, path);
-}
-
-/* First line >= key (bytewise), by binary search. */
-static size_t lower_bound(const struct folded *fd, const char *key, size_t len)
-{
-    size_t lo = 0, hi = fd->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const char *t = fd->lines[mid].text;
-        size_t tl = strlen(t);
-        int c = memcmp(t, key, tl < len ? tl : len);
-        if (c < 0 || (c == 0 && tl < len))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-uint64_t folded__weight_under(const struct folded *fd, const char *prefix, size_t len)
-{
-    /* The stack "prefix" itself, then the stacks "prefix;...": contiguous
-     * in bytewise order, from "prefix;" up to "prefix<" (';' + 1). */
-    uint64_t w = 0;
-    size_t i = lower_bound(fd, prefix, len);
-    if (i < fd->n && strlen(fd->lines[i].text) == len && !memcmp(fd->lines[i].text, prefix, len))
-        w += fd->lines[i].weight;
-    char *key = xmalloc(len + 1);
-    memcpy(key, prefix, len);
-    key[len] = ';';
-    size_t from = lower_bound(fd, key, len + 1);
-    key[len] = ';' + 1;
-    size_t to = lower_bound(fd, key, len + 1);
-    free(key);
-    return w + fd->cum[to] - fd->cum[from];
-}
-
-void folded__exit(struct folded *fd)
-{
-    free(fd->lines);
-    free(fd->cum);
-    free(fd->text);
-    memset(fd, 0, sizeof(*fd));
-}
-
-enum annotation folded__annotation(const char *name, size_t *len)
-{
-    static const char kinds[] = "kji";   /* in the order of enum annotation, from 1 */
-    const char *k;
-    if (*len > 4 && !memcmp(name + *len - 4, "_[", 2) && name[*len - 1] == ']'
-        && (k = strchr(kinds, name[*len - 2])) != NULL && *k) {
-        *len -= 4;
-        return (enum annotation)(k - kinds + 1);
-    }
-    return ANN_NONE;
+    int ret = folded__parse(p, buf, len, path);
+    free(buf);
+    return ret;
 }

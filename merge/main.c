@@ -1,11 +1,13 @@
-/* main.c - pymerge's command line; the work is in pipeline.c, the other
- * output formats in out_svg.c and out_speedscope.c, comparisons in diff.c. */
+/* main.c - pymerge's command line: which input, which writer, and the
+ * exit status (decided here only).  Inputs load in input.c, formats are in
+ * writer.c's table, comparisons in diff.c. */
 #include "diff.h"
-#include "out_speedscope.h"
-#include "pipeline.h"
-#include "profile.h"
+#include "input.h"
+#include "writer.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +47,9 @@ static const char usage[] =
     "  --event NAME          fold the samples of event NAME (default: the event of\n"
     "                          the first sample)\n"
     "                          pymerge --event task-clock perf.data\n"
-    "  --weight W            period (default): sum the sample periods, as\n"
-    "                          stackcollapse-perf.pl does; samples: count samples\n"
+    "  --weight W            which value weighs the stacks: the recording's own by\n"
+    "                          default (period: cpu-ns for cpu-clock, as\n"
+    "                          stackcollapse-perf.pl sums it); samples: count samples\n"
     "                          pymerge --weight samples perf.data\n"
     "  --kallsyms FILE       kernel symbols from FILE, a copy of /proc/kallsyms\n"
     "                          saved when recording\n"
@@ -91,12 +94,10 @@ enum { O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
        O_TOP, O_FAIL_ABOVE };
 
-enum format { FMT_FOLDED, FMT_SVG, FMT_SPEEDSCOPE, FMT_TABLE };
-
 struct cli {
     struct pipeline_opts o;
-    struct svg_opts svg;
-    enum format format;
+    struct write_opts w;
+    const struct writer *writer;    /* NULL for diff's table */
     enum input_kind input;
     const char *output;
     size_t top;
@@ -107,46 +108,51 @@ static FILE *open_output(const char *path)
 {
     FILE *f = path ? fopen(path, "w") : stdout;
     if (!f)
-        perror(path);
+        fprintf(stderr, "pymerge: %s: %s\n", path, strerror(errno));
     return f;
 }
 
+/* Closes the output, standard output too: a full disk or a closed pipe is
+ * an error like any other.  ret: the writer's result. */
 static int close_output(FILE *f, const char *path, int ret)
 {
-    if (f != stdout && fclose(f) != 0 && ret == 0) {
-        perror(path);
+    int bad = ret == -EIO || ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "pymerge: %s: write error: %s\n", path ? path : "<stdout>",
+                strerror(errno ? errno : EIO));
         return 2;
     }
-    return ret;
+    return ret < 0 ? 2 : 0;
 }
 
 /* Loads both profiles, writes the table or the differential graph, and
  * applies the --fail-above gate. */
 static int run_diff(struct cli *c, const char *base_path, const char *new_path)
 {
-    struct folded base, cur;
-    int ret = profile__load(&base, base_path, c->input, &c->o);
-    if (ret)
-        return ret;
-    if ((ret = profile__load(&cur, new_path, c->input, &c->o))) {
-        folded__exit(&base);
-        return ret;
+    struct profile *base, *cur;
+    if (input__load(&base, base_path, c->input, &c->o) < 0)
+        return 2;
+    if (input__load(&cur, new_path, c->input, &c->o) < 0) {
+        profile__delete(base);
+        return 2;
     }
     size_t n;
-    struct diff_row *rows = diff__rows(&base, &cur, &n);
+    struct diff_row *rows = diff__rows(base, cur, &n);
     FILE *out = open_output(c->output);
-    if (!out) {
-        ret = 2;
-    } else if (c->format == FMT_TABLE) {
-        diff__write_table(out, rows, n, c->top);
-    } else {
-        c->svg.base = &base;
-        if (!c->svg.title)
-            c->svg.title = "Differential Flame Graph";
-        ret = out_svg__write(out, cur.lines, cur.n, &c->svg) ? 2 : 0;
-    }
-    if (out)
+    int ret = 2;
+    if (out) {
+        errno = 0;
+        if (!c->writer) {
+            ret = diff__write_table(out, rows, n, c->top);
+        } else {
+            c->w.svg.base = base;
+            if (!c->w.svg.title)
+                c->w.svg.title = "Differential Flame Graph";
+            ret = out_svg__write(out, cur, &c->w.svg);
+        }
         ret = close_output(out, c->output, ret);
+    }
     for (size_t i = 0; ret == 0 && c->fail_above >= 0 && i < n; i++) {
         double grew_self = rows[i].self[1] - rows[i].self[0];
         double grew_total = rows[i].total[1] - rows[i].total[0];
@@ -158,35 +164,29 @@ static int run_diff(struct cli *c, const char *base_path, const char *new_path)
         }
     }
     diff__free_rows(rows, n);
-    folded__exit(&base);
-    folded__exit(&cur);
+    profile__delete(base);
+    profile__delete(cur);
     return ret;
 }
 
-/* Every format but folded-from-a-recording goes through struct folded. */
+/* One input, one writer. */
 static int run_convert(struct cli *c, const char *path)
 {
-    struct folded fd;
-    int ret = profile__load(&fd, path, c->input, &c->o);
-    if (ret)
-        return ret;
+    struct profile *p;
+    c->o.keep_time = c->writer->keep_time;
+    if (input__load(&p, path, c->input, &c->o) < 0)
+        return 2;
     FILE *out = open_output(c->output);
     if (!out) {
-        folded__exit(&fd);
+        profile__delete(p);
         return 2;
     }
-    if (c->format == FMT_SVG) {
-        ret = out_svg__write(out, fd.lines, fd.n, &c->svg) ? 2 : 0;
-        if (fd.n == 0)
-            fprintf(stderr, "pymerge: %s: no stacks to draw\n", path);
-    } else if (c->format == FMT_SPEEDSCOPE) {
-        const char *unit = c->o.weight_samples || c->input == INPUT_FOLDED ? "none" : "nanoseconds";
-        ret = out_speedscope__write(out, fd.lines, fd.n, path, unit) ? 2 : 0;
-    } else {
-        for (size_t i = 0; i < fd.n; i++)
-            fprintf(out, "%s %" PRIu64 "\n", fd.lines[i].text, fd.lines[i].weight);
-    }
-    folded__exit(&fd);
+    c->w.name = path;
+    errno = 0;
+    int ret = c->writer->write(out, p, &c->w);
+    if (ret == -ENODATA)
+        fprintf(stderr, "pymerge: %s: no stacks to draw\n", path);
+    profile__delete(p);
     return close_output(out, c->output, ret);
 }
 
@@ -220,11 +220,11 @@ int main(int argc, char **argv)
     };
     struct cli cli = {
         .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
-        .format = is_diff ? FMT_SVG : FMT_FOLDED,
+        .writer = writer__find(is_diff ? "svg" : "folded"),
         .input = is_diff ? INPUT_AUTO : INPUT_PERF,
         .top = 20,
         .fail_above = -1,
-        .svg = {.minwidth = 0.1},
+        .w = {.svg = {.minwidth = 0.1}},
     };
     struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
@@ -245,34 +245,28 @@ int main(int argc, char **argv)
         case O_PID: if (o->root != ROOT_TID) o->root = ROOT_PID; break;
         case O_TID: o->root = ROOT_TID; break;
         case O_NO_KERNEL: o->no_kernel = 1; break;
-        case O_ANNOTATE: o->annotate = 1; break;
+        case O_ANNOTATE: cli.w.annotate = 1; break;
         case O_EVENT: o->event = optarg; break;
-        case O_WEIGHT:
-            if (!strcmp(optarg, "samples")) o->weight_samples = 1;
-            else if (!strcmp(optarg, "period")) o->weight_samples = 0;
-            else goto bad;
-            break;
+        case O_WEIGHT: o->weight = optarg; break;
         case O_KALLSYMS: o->kallsyms = optarg; break;
         case O_MAP_DIR: o->map_dir = optarg; break;
         case O_FORMAT:
-            if (!strcmp(optarg, "folded") && !is_diff) cli.format = FMT_FOLDED;
-            else if (!strcmp(optarg, "svg")) cli.format = FMT_SVG;
-            else if (!strcmp(optarg, "speedscope") && !is_diff) cli.format = FMT_SPEEDSCOPE;
-            else if (!strcmp(optarg, "table") && is_diff) cli.format = FMT_TABLE;
-            else goto bad;
+            if (is_diff && !strcmp(optarg, "table")) cli.writer = NULL;
+            else if (is_diff && strcmp(optarg, "svg")) goto bad;
+            else if (!(cli.writer = writer__find(optarg))) goto bad;
             break;
         case O_INPUT:
             if (!strcmp(optarg, "perf")) cli.input = INPUT_PERF;
             else if (!strcmp(optarg, "folded")) cli.input = INPUT_FOLDED;
             else goto bad;
             break;
-        case O_TITLE: cli.svg.title = optarg; break;
+        case O_TITLE: cli.w.svg.title = optarg; break;
         case O_WIDTH:
-            cli.svg.width = (int)strtol(optarg, &end, 10);
-            if (*end || cli.svg.width < 100 || cli.svg.width > 100000)
+            cli.w.svg.width = (int)strtol(optarg, &end, 10);
+            if (*end || cli.w.svg.width < 100 || cli.w.svg.width > 100000)
                 goto bad;
             break;
-        case O_INVERTED: cli.svg.inverted = 1; break;
+        case O_INVERTED: cli.w.svg.inverted = 1; break;
         case O_TOP:
             cli.top = (size_t)strtoul(optarg, &end, 10);
             if (*end || !*optarg)
@@ -286,25 +280,16 @@ int main(int argc, char **argv)
         default: goto bad;
         }
     }
+    /* A closed pipe is a write error to report, not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
     if (is_diff) {
         if (argc - optind != 2)
             goto bad;
-        cli.o.annotate = 1;   /* kinds colour the graph; diff compares names without them */
         return run_diff(&cli, argv[optind], argv[optind + 1]);
     }
     if (argc - optind > 1)
         goto bad;
-    const char *path = optind < argc ? argv[optind] : "perf.data";
-    if (cli.format == FMT_SVG)
-        cli.o.annotate = 1;   /* the kinds choose the palettes */
-    if (cli.format == FMT_SPEEDSCOPE)
-        cli.o.root = ROOT_TID;   /* one profile per thread */
-    if (cli.format != FMT_FOLDED || cli.input == INPUT_FOLDED)
-        return run_convert(&cli, path);
-    FILE *out = open_output(cli.output);
-    if (!out)
-        return 2;
-    return close_output(out, cli.output, pipeline__run(path, &cli.o, out));
+    return run_convert(&cli, optind < argc ? argv[optind] : "perf.data");
 bad:
     fputs("pymerge: bad usage; see pymerge --help\n", stderr);
     return 1;

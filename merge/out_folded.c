@@ -2,6 +2,7 @@
 #include "out_folded.h"
 #include "util.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,51 +17,54 @@ static int by_text(const void *a, const void *b)
     return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
-int out_folded__write(FILE *f, const struct stacks *st, const struct symbols *sy,
-                      const struct folded_opts *o)
+static void put_name(char **text, size_t *cap, size_t *len, const struct pframe *fm, int annotate)
 {
-    size_t n_stacks = stacks__count(st), len = 0, cap = 0;
+    const char *ann = !annotate ? ""
+                      : fm->kind == PK_KERNEL ? "_[k]"
+                      : fm->kind == PK_PYTHON || fm->kind == PK_JIT ? "_[j]" : "";
+    size_t nl = strlen(fm->name), al = strlen(ann);
+    GROW(*text, *cap, *len + nl + al + 2);
+    memcpy(*text + *len, fm->name, nl);
+    memcpy(*text + *len + nl, ann, al);
+    *len += nl + al;
+}
+
+int out_folded__write(FILE *f, const struct profile *p, int annotate)
+{
+    size_t n = profile__n_samples(p), len = 0, cap = 0, wi = profile__weight(p);
     char *text = NULL;
-    size_t *starts = xmalloc((n_stacks + 1) * sizeof(*starts));
-    struct line *lines = xmalloc((n_stacks + 1) * sizeof(*lines));
+    size_t *starts = xmalloc((n + 1) * sizeof(*starts));
+    struct line *lines = xmalloc((n + 1) * sizeof(*lines));
 
     /* Render into one buffer first: pointers are taken once it stops moving. */
-    for (size_t i = 0; i < n_stacks; i++) {
-        size_t n;
-        u64 w;
-        const u32 *fr = stacks__get(st, i, &n, &w);
+    for (size_t i = 0; i < n; i++) {
+        const struct psample *s = profile__sample(p, i);
+        size_t depth;
+        const u32 *fr = profile__get_stack(p, s->stack, &depth);
         starts[i] = len;
-        for (size_t k = 0; k < n; k++) {
-            const struct frame *fm = symbols__get(sy, fr[k]);
-            const char *name = o->display_names ? fm->display : fm->name;
-            const char *ann = !o->annotate ? ""
-                              : fm->kind == FRAME_KERNEL ? "_[k]"
-                              : fm->kind == FRAME_PYTHON || fm->kind == FRAME_JIT ? "_[j]" : "";
-            size_t nl = strlen(name), al = strlen(ann);
-            GROW(text, cap, len + nl + al + 2);
-            if (k)
-                text[len++] = ';';
-            memcpy(text + len, name, nl);
-            memcpy(text + len + nl, ann, al);
-            len += nl + al;
+        put_name(&text, &cap, &len, profile__get_frame(p, profile__get_thread(p, s->thread)->label), 0);
+        for (size_t k = 0; k < depth; k++) {
+            text[len++] = ';';
+            put_name(&text, &cap, &len, profile__get_frame(p, fr[k]), annotate);
         }
         GROW(text, cap, len + 1);
         text[len++] = 0;
-        lines[i].weight = w;
+        lines[i].weight = s->v[wi];
     }
-    for (size_t i = 0; i < n_stacks; i++)
+    for (size_t i = 0; i < n; i++)
         lines[i].text = text + starts[i];
-    qsort(lines, n_stacks, sizeof(*lines), by_text);
-    for (size_t i = 0; i < n_stacks;) {
+    qsort(lines, n, sizeof(*lines), by_text);
+    for (size_t i = 0; i < n;) {
         u64 w = lines[i].weight;
         size_t j = i + 1;
-        while (j < n_stacks && strcmp(lines[j].text, lines[i].text) == 0)
+        while (j < n && strcmp(lines[j].text, lines[i].text) == 0)
             w += lines[j++].weight;
-        fprintf(f, "%s %" PRIu64 "\n", lines[i].text, w);
+        if (w)
+            fprintf(f, "%s %" PRIu64 "\n", lines[i].text, w);
         i = j;
     }
     free(text);
     free(starts);
     free(lines);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }

@@ -1,83 +1,167 @@
 /*
- * out_speedscope.c - folded stacks -> speedscope JSON, one profile per thread.
+ * out_speedscope.c - a profile -> speedscope JSON, one profile per thread.
  */
 #include "out_speedscope.h"
-#include "folded.h"
-#include "intern.h"
 #include "util.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void put_json_string(FILE *f, const char *s, size_t len)
+/* speedscope's units; anything else is a plain count. */
+static const char *unit_of(const char *unit)
 {
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    return !strcmp(unit, "nanoseconds") || !strcmp(unit, "bytes") ? unit : "none";
 }
 
-int out_speedscope__write(FILE *f, const struct folded_line *lines, size_t n,
-                          const char *name, const char *unit)
+struct run {
+    FILE *f;
+    const struct profile *p;
+    u32 *index;                 /* profile frame -> speedscope frame + 1 */
+    u32 *order;                 /* speedscope frame -> profile frame */
+    u32 n_frames;
+    int n_entries;              /* of the current profile */
+};
+
+static void put_stack(struct run *r, u32 stack, u64 weight, FILE *weights)
 {
-    struct intern *frames = intern__new();
-    /* Lines are sorted, so each thread's lines are one run. */
+    size_t n;
+    const u32 *fr = profile__get_stack(r->p, stack, &n);
+    fputs(r->n_entries++ ? ",[" : "[", r->f);
+    for (size_t k = 0; k < n; k++) {
+        if (!r->index[fr[k]]) {
+            r->order[r->n_frames] = fr[k];
+            r->index[fr[k]] = ++r->n_frames;
+        }
+        fprintf(r->f, k ? ",%" PRIu32 : "%" PRIu32, r->index[fr[k]] - 1);
+    }
+    fputc(']', r->f);
+    fprintf(weights, r->n_entries > 1 ? ",%" PRIu64 : "%" PRIu64, weight);
+}
+
+/* One thread's "sampled" profile; weights go to a memory stream first
+ * because the format lists all stacks, then all weights. */
+static int put_thread(struct run *r, u32 thread, const struct ptimed *timed, size_t n_timed)
+{
+    const struct pthread *t = profile__get_thread(r->p, thread);
+    const struct value_type *vt = profile__type(r->p, profile__weight(r->p));
+    size_t wi = profile__weight(r->p);
+    char *wbuf = NULL;
+    size_t wlen = 0;
+    u64 total = 0;
+    FILE *w = open_memstream(&wbuf, &wlen);
+    if (!w)
+        return -ENOMEM;
+    fputs("{\"type\":\"sampled\",\"name\":", r->f);
+    if (t->pid || t->tid) {
+        char label[64];
+        snprintf(label, sizeof label, "-%" PRIu32 "/%" PRIu32, t->pid, t->tid);
+        char *s = xmalloc(strlen(t->comm) + sizeof label);
+        strcpy(s, t->comm);
+        strcat(s, label);
+        put_json_string(r->f, s, strlen(s));
+        free(s);
+    } else {
+        const char *s = profile__get_frame(r->p, t->label)->name;
+        put_json_string(r->f, s, strlen(s));
+    }
+    fprintf(r->f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", unit_of(vt->unit));
+    r->n_entries = 0;
+    /* endValue comes before the stacks: they go to a memory stream too */
+    char *sbuf = NULL;
+    size_t slen = 0;
+    FILE *main = r->f;
+    FILE *sf = open_memstream(&sbuf, &slen);
+    if (!sf) {
+        fclose(w);
+        free(wbuf);
+        return -ENOMEM;
+    }
+    r->f = sf;
+    if (timed) {
+        for (size_t i = 0; i < n_timed;) {
+            if (timed[i].thread != thread || timed[i].weight == 0) {
+                i++;
+                continue;
+            }
+            u32 stack = timed[i].stack;
+            u64 sum = 0;
+            size_t j = i;
+            /* a run of one stack in this thread, other threads' samples between are skipped */
+            while (j < n_timed && (timed[j].thread != thread || timed[j].stack == stack)) {
+                if (timed[j].thread == thread)
+                    sum += timed[j].weight;
+                j++;
+            }
+            put_stack(r, stack, sum, w);
+            total += sum;
+            i = j;
+        }
+    } else {
+        for (size_t i = 0; i < profile__n_samples(r->p); i++) {
+            const struct psample *s = profile__sample(r->p, i);
+            if (s->thread != thread || s->v[wi] == 0)
+                continue;
+            put_stack(r, s->stack, s->v[wi], w);
+            total += s->v[wi];
+        }
+    }
+    r->f = main;
+    int bad = fclose(sf) != 0;
+    bad |= fclose(w) != 0;
+    if (!bad) {
+        fprintf(main, "%" PRIu64 ",\"samples\":[", total);
+        fwrite(sbuf, 1, slen, main);
+        fputs("],\"weights\":[", main);
+        fwrite(wbuf, 1, wlen, main);
+        fputs("]}", main);
+    }
+    free(sbuf);
+    free(wbuf);
+    return bad ? -ENOMEM : 0;
+}
+
+int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
+{
+    size_t n_timed;
+    const struct ptimed *timed = profile__timed(p, &n_timed);
+    u32 nf = profile__n_frames(p), nt = profile__n_threads(p);
+    struct run r = {f, p, xcalloc(nf + 1, sizeof(u32)), xmalloc((nf + 1) * sizeof(u32)), 0, 0};
+    u8 *has = xcalloc(nt + 1, 1);
+    int ret = 0;
+
+    for (size_t i = 0; i < profile__n_samples(p); i++)
+        if (profile__sample(p, i)->v[profile__weight(p)])
+            has[profile__sample(p, i)->thread] = 1;
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", f);
     fputs("\"exporter\":\"pymerge\",\"name\":", f);
     put_json_string(f, name, strlen(name));
     fputs(",\"activeProfileIndex\":0,\"profiles\":[", f);
-    size_t i = 0;
-    int first_profile = 1;
-    while (i < n) {
-        const char *semi = strchr(lines[i].text, ';');
-        size_t tlen = semi ? (size_t)(semi - lines[i].text) : strlen(lines[i].text);
-        size_t j = i;
-        u64 total = 0;
-        while (j < n && strncmp(lines[j].text, lines[i].text, tlen) == 0
-               && (lines[j].text[tlen] == ';' || lines[j].text[tlen] == 0))
-            total += lines[j++].weight;
-        fputs(first_profile ? "" : ",", f);
-        first_profile = 0;
-        fputs("{\"type\":\"sampled\",\"name\":", f);
-        put_json_string(f, lines[i].text, tlen);
-        fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-                unit, total);
-        for (size_t k = i; k < j; k++) {
-            fputs(k > i ? ",[" : "[", f);
-            const char *p = lines[k].text + tlen;
-            int first = 1;
-            while (*p == ';') {
-                const char *s = p + 1, *e = strchr(s, ';');
-                size_t len = e ? (size_t)(e - s) : strlen(s);
-                p = s + len;
-                folded__annotation(s, &len);
-                fprintf(f, first ? "%" PRIu32 : ",%" PRIu32, intern__id(frames, s, len));
-                first = 0;
-            }
-            fputc(']', f);
-        }
-        fputs("],\"weights\":[", f);
-        for (size_t k = i; k < j; k++)
-            fprintf(f, k > i ? ",%" PRIu64 : "%" PRIu64, lines[k].weight);
-        fputs("]}", f);
-        i = j;
+    int first = 1;
+    for (u32 t = 0; t < nt && ret == 0; t++) {
+        if (!has[t])
+            continue;
+        fputs(first ? "" : ",", f);
+        first = 0;
+        ret = put_thread(&r, t, timed, n_timed);
     }
     fputs("],\"shared\":{\"frames\":[", f);
-    for (u32 id = 0; id < intern__count(frames); id++) {
-        const char *s = intern__str(frames, id);
-        fputs(id ? ",{\"name\":" : "{\"name\":", f);
-        put_json_string(f, s, strlen(s));
+    for (u32 i = 0; i < r.n_frames; i++) {
+        const struct pframe *fr = profile__get_frame(p, r.order[i]);
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        put_json_string(f, fr->name, strlen(fr->name));
+        if (fr->file) {
+            fputs(",\"file\":", f);
+            put_json_string(f, fr->file, strlen(fr->file));
+        }
         fputc('}', f);
     }
     fputs("]}}\n", f);
-    intern__delete(frames);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    free(r.index);
+    free(r.order);
+    free(has);
+    if (ret)
+        return ret;
+    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }

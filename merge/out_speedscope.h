@@ -1,20 +1,20 @@
 /*
- * out_speedscope.h - folded stacks -> speedscope's file format
+ * out_speedscope.h - a profile -> speedscope's file format
  * (https://www.speedscope.app/file-format-schema.json).
  *
- * One "sampled" profile per thread: the first frame of each line names the
- * thread (pymerge --tid roots are "comm-PID/TID"), the rest is its stack.
- * Frames are shared between profiles; annotations (_[k], _[j], _[i]) are
- * dropped from names.
+ * One "sampled" profile per thread.  When the profile kept time order its
+ * samples are listed as they happened (speedscope's Time Order view), with
+ * runs of one stack merged; otherwise one entry per distinct stack.
+ * Weights are in the unit of the profile's weight type.
  */
 #ifndef PYMERGE_OUT_SPEEDSCOPE_H
 #define PYMERGE_OUT_SPEEDSCOPE_H
 
-#include "out_svg.h"
+#include "profile.h"
 
-/* Lines sorted and distinct, as for out_svg__write.  unit: "none" for
- * sample counts, "nanoseconds" for cpu-clock periods.  Returns 0 or -1. */
-int out_speedscope__write(FILE *f, const struct folded_line *lines, size_t n,
-                          const char *name, const char *unit);
+#include <stdio.h>
+
+/* name: what the file is called in the app.  Returns 0 or -EIO. */
+int out_speedscope__write(FILE *f, const struct profile *p, const char *name);
 
 #endif

@@ -8,8 +8,10 @@
  * script adds hover details, click-to-zoom, reset and search.
  */
 #include "out_svg.h"
-#include "folded.h"
+#include "calltree.h"
 #include "util.h"
+
+#include <errno.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -22,89 +24,64 @@
 #define TOP_PAD (FONT_SIZE * 3)
 #define BOTTOM_PAD (FONT_SIZE * 2 + 10)
 
-struct slice {
-    const char *s;
-    size_t len;
+/* A frame of the graph: a call-tree node with its position. */
+struct box {
+    const struct pframe *f;     /* NULL: the "all" root */
+    u32 depth;
+    u64 start, end;             /* in weight units */
+    double delta;               /* differential: change of its share of the total */
 };
 
-struct node {
-    struct slice name;   /* with its annotation, if any */
-    struct slice path;   /* "root;...;name": the frame and its ancestors */
-    u32 depth;           /* 0 is the "all" root */
-    u64 start, end;      /* in weight units */
-};
-
-struct layout {
-    struct node *nodes;
-    size_t n, cap;
-    u32 max_depth;
-};
-
-static void add_node(struct layout *l, const struct slice *frames, size_t d, u64 start, u64 end)
+/* Frames in pre-order, the root last (the script's Reset Zoom zooms to the
+ * last frame).  With base, each frame's change is computed along the way:
+ * base[i] is the base tree's node for the path of node i. */
+static struct box *lay_out(const struct calltree *t, const struct calltree *base, size_t *n)
 {
-    struct slice path = {frames[0].s, (size_t)(frames[d].s + frames[d].len - frames[0].s)};
-    u32 depth = (u32)d + 1;
-    GROW(l->nodes, l->cap, l->n + 1);
-    l->nodes[l->n++] = (struct node){frames[d], path, depth, start, end};
-    if (depth > l->max_depth)
-        l->max_depth = depth;
-}
-
-/* Splits "a;b;c" into frames; returns the count. */
-static size_t split(const char *text, struct slice **fr, size_t *cap)
-{
-    size_t n = 0;
-    for (const char *p = text;;) {
-        const char *e = strchr(p, ';');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        GROW(*fr, *cap, n + 1);
-        (*fr)[n++] = (struct slice){p, len};
-        if (!e)
-            return n;
-        p = e + 1;
-    }
-}
-
-static int same(struct slice a, struct slice b)
-{
-    return a.len == b.len && memcmp(a.s, b.s, a.len) == 0;
-}
-
-/* Frames of all stacks, with depth 0 the total. */
-static u64 flow(struct layout *l, const struct folded_line *lines, size_t n)
-{
-    struct slice *prev = NULL, *cur = NULL;
-    size_t prev_n = 0, prev_cap = 0, cur_cap = 0;
-    u64 *open = NULL;   /* start of the open frame at each depth */
-    size_t open_cap = 0;
-    u64 x = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        if (lines[i].weight == 0)
+    struct box *boxes = xmalloc(t->n * sizeof(*boxes));
+    u64 *start = xcalloc(t->n, sizeof(*start));
+    u32 *match = xmalloc(t->n * sizeof(*match));
+    u32 *todo = xmalloc(t->n * sizeof(*todo));
+    size_t k = 0, sp = 0;
+    u64 btotal = base ? base->nodes[0].total : 0, total = t->nodes[0].total;
+    match[0] = 0;
+    todo[sp++] = 0;
+    while (sp) {
+        u32 i = todo[--sp];
+        const struct ctnode *nd = &t->nodes[i];
+        u64 x = start[i];
+        /* children: first child leftmost; push in reverse so it is visited first */
+        size_t first = sp;
+        for (u32 c = nd->first_child; c != CALLTREE_NONE; c = t->nodes[c].next_sibling) {
+            start[c] = x;
+            x += t->nodes[c].total;
+            todo[sp++] = c;
+            if (base) {
+                const struct pframe *f = profile__get_frame(t->p, t->nodes[c].frame);
+                match[c] = match[i] == CALLTREE_NONE ? CALLTREE_NONE
+                                                     : calltree__child(base, match[i], f->name, f->kind);
+            }
+        }
+        for (size_t a = first, b = sp; a + 1 < b; a++, b--) {
+            u32 tmp = todo[a];
+            todo[a] = todo[b - 1];
+            todo[b - 1] = tmp;
+        }
+        if (i == 0)
             continue;
-        size_t cn = split(lines[i].text, &cur, &cur_cap);
-        size_t common = 0;
-        while (common < cn && common < prev_n && same(cur[common], prev[common]))
-            common++;
-        for (size_t d = prev_n; d-- > common;)
-            add_node(l, prev, d, open[d], x);
-        GROW(open, open_cap, cn);
-        for (size_t d = common; d < cn; d++)
-            open[d] = x;
-        x += lines[i].weight;
-        struct slice *t = prev;
-        size_t tc = prev_cap;
-        prev = cur, prev_cap = cur_cap, prev_n = cn;
-        cur = t, cur_cap = tc;
+        struct box *bx = &boxes[k++];
+        *bx = (struct box){profile__get_frame(t->p, nd->frame), nd->depth, start[i],
+                           start[i] + nd->total, 0};
+        if (base) {
+            u64 bw = match[i] == CALLTREE_NONE ? 0 : base->nodes[match[i]].total;
+            bx->delta = (double)nd->total / (double)total - (btotal ? (double)bw / (double)btotal : 0);
+        }
     }
-    for (size_t d = prev_n; d-- > 0;)
-        add_node(l, prev, d, open[d], x);
-    GROW(l->nodes, l->cap, l->n + 1);
-    l->nodes[l->n++] = (struct node){{"all", 3}, {"", 0}, 0, 0, x};
-    free(prev);
-    free(cur);
-    free(open);
-    return x;
+    boxes[k++] = (struct box){NULL, 0, 0, total, base && btotal ? (double)0 : 0};
+    free(start);
+    free(match);
+    free(todo);
+    *n = k;
+    return boxes;
 }
 
 /* Red for a frame whose share grew, blue for one that shrank, by how much
@@ -119,26 +96,18 @@ static void diff_colour(char out[32], double delta, double max)
         snprintf(out, 32, "rgb(%d,%d,255)", fade, fade);
 }
 
-/* Share of the total that a frame gained since the base profile. */
-static double delta_of(const struct node *nd, u64 total, const struct folded *base)
-{
-    u64 bw = nd->depth ? folded__weight_under(base, nd->path.s, nd->path.len) : base->total;
-    return (double)(nd->end - nd->start) / (double)total
-           - (base->total ? (double)bw / (double)base->total : 0);
-}
-
 /* The same name always gets the same shade, in every graph. */
-static void colour(char out[32], struct slice name, enum annotation k)
+static void colour(char out[32], const char *name, size_t len, enum pkind k)
 {
-    double v = (double)(hash_bytes(name.s, name.len) % 1000) / 1000.0;
+    double v = (double)(hash_bytes(name, len) % 1000) / 1000.0;
     int r, g, b;
     switch (k) {
-    case ANN_KERNEL:  r = 225 + (int)(30 * v); g = 140 + (int)(50 * v); b = (int)(40 * v); break;     /* orange */
-    case ANN_PYTHON:  r = 50 + (int)(60 * v);  g = 185 + (int)(60 * v); b = 60 + (int)(60 * v); break; /* green */
-    case ANN_INLINED: r = 60 + (int)(60 * v);  g = 170 + (int)(60 * v); b = 205 + (int)(50 * v); break; /* aqua */
-    default:          r = 200 + (int)(55 * v); g = 50 + (int)(70 * v);  b = g; break;                /* red */
+    case PK_KERNEL: r = 225 + (int)(30 * v); g = 140 + (int)(50 * v); b = (int)(40 * v); break;     /* orange */
+    case PK_PYTHON:
+    case PK_JIT:    r = 50 + (int)(60 * v);  g = 185 + (int)(60 * v); b = 60 + (int)(60 * v); break; /* green */
+    default:        r = 200 + (int)(55 * v); g = 50 + (int)(70 * v);  b = g; break;                /* red */
     }
-    if (name.len > 1 && name.s[0] == '[')   /* [unknown], [truncated], [dso] */
+    if (len > 1 && name[0] == '[')   /* [unknown], [truncated], [dso], [off-cpu: S] */
         r = g = b = 160 + (int)(40 * v);
     snprintf(out, 32, "rgb(%d,%d,%d)", r, g, b);
 }
@@ -255,20 +224,26 @@ static const char script[] =
     "  if (p.get('s')) search(p.get('s'));\n"
     "})();\n";
 
-int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const struct svg_opts *o)
+int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
 {
-    struct layout l = {0};
-    u64 total = flow(&l, lines, n);
+    struct calltree t, bt;
+    size_t n;
+    calltree__init(&t, p);
+    if (o->base)
+        calltree__init(&bt, o->base);
+    struct box *boxes = lay_out(&t, o->base ? &bt : NULL, &n);
+    u64 total = t.nodes[0].total;
+    int ret = 0;
     int width = o->width > 0 ? o->width : 1200;
     const char *title = o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph";
-    const char *unit = o->countname ? o->countname : "samples";
+    const char *unit = o->countname ? o->countname : profile__type(p, profile__weight(p))->name;
     double scale = total ? (double)(width - 2 * XPAD) / (double)total : 0;
     u64 min_w = scale > 0 ? (u64)(o->minwidth / scale) : 0;
 
     u32 depth = 0;
-    for (size_t i = 0; i < l.n; i++)
-        if (l.nodes[i].end - l.nodes[i].start > min_w && l.nodes[i].depth > depth)
-            depth = l.nodes[i].depth;
+    for (size_t i = 0; i < n; i++)
+        if (boxes[i].end - boxes[i].start > min_w && boxes[i].depth > depth)
+            depth = boxes[i].depth;
     int height = total ? (int)(depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD : 60;
 
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -299,14 +274,13 @@ int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const str
     if (total == 0) {
         fprintf(f, "<text x=\"%d\" y=\"48\" text-anchor=\"middle\">ERROR: no stacks to draw</text>\n"
                    "</svg>\n", width / 2);
-        free(l.nodes);
-        fflush(f);
-        return -1;
+        ret = -ENODATA;
+        goto out;
     }
 
     double max_delta = 0;
-    for (size_t i = 0; o->base && i < l.n; i++) {
-        double d = delta_of(&l.nodes[i], total, o->base);
+    for (size_t i = 0; o->base && i < n; i++) {
+        double d = boxes[i].delta;
         if (d < 0)
             d = -d;
         if (d > max_delta)
@@ -314,41 +288,46 @@ int out_svg__write(FILE *f, const struct folded_line *lines, size_t n, const str
     }
     fprintf(f, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-width=\"%d\" data-xpad=\"%d\">\n",
             total, width, XPAD);
-    for (size_t i = 0; i < l.n; i++) {
-        struct node *nd = &l.nodes[i];
+    for (size_t i = 0; i < n; i++) {
+        struct box *nd = &boxes[i];
         u64 w = nd->end - nd->start;
         if (w <= min_w)
             continue;
-        struct slice name = nd->name;
-        enum annotation k = folded__annotation(name.s, &name.len);
+        const char *name = nd->f ? nd->f->name : "all";
+        size_t len = strlen(name);
         char fill[32], change[48] = "";
         if (o->base) {
-            double d = delta_of(nd, total, o->base);
-            diff_colour(fill, d, max_delta);
-            snprintf(change, sizeof change, "; %+.2f points", 100 * d);
+            diff_colour(fill, nd->delta, max_delta);
+            snprintf(change, sizeof change, "; %+.2f points", 100 * nd->delta);
         } else {
-            colour(fill, name, k);
+            colour(fill, name, len, nd->f ? (enum pkind)nd->f->kind : PK_ROOT);
         }
         double x = XPAD + (double)nd->start * scale, wpx = (double)w * scale;
         int y = o->inverted ? TOP_PAD + (int)nd->depth * FRAME_H
                             : height - BOTTOM_PAD - (int)(nd->depth + 1) * FRAME_H;
         fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
                 nd->start, w, nd->depth);
-        put_escaped(f, name.s, name.len);
+        put_escaped(f, name, len);
         fprintf(f, " (%" PRIu64 " %s, %.2f%%%s)</title>", w, unit, 100.0 * (double)w / (double)total,
                 change);
         fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
                 x, y, wpx, FRAME_H - 1, fill);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
-        size_t ll = label_len(name.len, wpx);
-        put_escaped(f, name.s, ll);
-        if (ll && ll < name.len)
+        size_t ll = label_len(len, wpx);
+        put_escaped(f, name, ll);
+        if (ll && ll < len)
             fputs("..", f);
         fputs("</text></g>\n", f);
     }
     fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
     fputs(script, f);
     fputs("]]></script>\n</svg>\n", f);
-    free(l.nodes);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+out:
+    free(boxes);
+    calltree__exit(&t);
+    if (o->base)
+        calltree__exit(&bt);
+    if (fflush(f) != 0 || ferror(f))
+        return -EIO;
+    return ret;
 }

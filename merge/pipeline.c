@@ -1,15 +1,14 @@
 /* pipeline.c - wire the stages together for one input (see pipeline.h). */
 #include "pipeline.h"
-#include "out_folded.h"
 #include "perfdata.h"
 #include "session.h"
-#include "stacks.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "unwind_dwarf.h"
 #include "elfsyms.h"
 #include "util.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,7 @@
 
 struct root_memo {
     const char *comm;
-    uint32_t pid, tid, frame;
+    uint32_t pid, tid, thread;
 };
 
 struct run {
@@ -28,13 +27,18 @@ struct run {
     struct perf_reader *r;
     struct session *s;
     struct symbols *sy;
-    struct stacks *st;
+    struct profile *p;
+    u32 *pframe;                /* symbols frame id -> profile frame id + 1 */
+    size_t cap_pframe;
+    u32 root_first[UNWIND_MAX_FRAMES];
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
     struct uframe uf[UNWIND_MAX_FRAMES];
     uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
     struct root_memo roots[ROOT_MEMO];
+    const char *shown;          /* the input's name in messages */
+    int typed;                  /* the value types are set */
     uint64_t progress_at;       /* when to show progress next (ns) */
     int progress_shown;
 };
@@ -88,19 +92,22 @@ static int event_matches(const char *name, const char *want)
     return strcmp(name, want) == 0 || (strncmp(name, want, n) == 0 && name[n] == ':');
 }
 
-static uint32_t root_frame(struct run *x, const struct thread *t)
+/* The profile's thread for t, with its root label: comm, comm-PID or
+ * comm-PID/TID, spelled as stackcollapse-perf.pl spells it. */
+static uint32_t thread_of(struct run *x, const struct thread *t)
 {
-    /* Samples come in bursts per thread: remember the last few roots.
-     * comm strings are interned, so comparing pointers is enough. */
+    /* Samples come in bursts per thread: remember the last few.  comm
+     * strings are interned, so comparing pointers is enough. */
     struct root_memo *m = &x->roots[t->tid % ROOT_MEMO];
     if (m->comm == t->comm && m->tid == t->tid && m->pid == t->pid)
-        return m->frame;
-    char buf[320];
-    int n = snprintf(buf, sizeof(buf), "%s", t->comm);
+        return m->thread;
+    size_t len = strlen(t->comm);
+    char *buf = xmalloc(len + 32);
+    memcpy(buf, t->comm, len + 1);
     if (x->o->root == ROOT_PID)
-        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%d", (int)t->pid);
+        snprintf(buf + len, 32, "-%d", (int)t->pid);
     else if (x->o->root == ROOT_TID)
-        snprintf(buf + n, sizeof(buf) - (size_t)n, "-%d/%d", (int)t->pid, (int)t->tid);
+        snprintf(buf + len, 32, "-%d/%d", (int)t->pid, (int)t->tid);
     for (char *c = buf; *c; c++)    /* as stackcollapse-perf.pl; ';' would split */
         if (*c == ' ')
             *c = '_';
@@ -108,11 +115,57 @@ static uint32_t root_frame(struct run *x, const struct thread *t)
             *c = ':';
         else if ((unsigned char)*c < ' ')
             *c = '?';
-    *m = (struct root_memo){t->comm, t->pid, t->tid, symbols__named(x->sy, buf, FRAME_ROOT)};
-    return m->frame;
+    *m = (struct root_memo){t->comm, t->pid, t->tid,
+                            profile__thread(x->p, t->pid, t->tid, t->comm, buf)};
+    free(buf);
+    return m->thread;
 }
 
-static void sample(struct run *x, const struct pd_event *ev)
+/* The profile's frame for a symbols frame, as the view names it. */
+static uint32_t pframe_of(struct run *x, uint32_t id)
+{
+    if (id >= x->cap_pframe) {
+        size_t old = x->cap_pframe;
+        GROW(x->pframe, x->cap_pframe, (size_t)id + 1);
+        memset(x->pframe + old, 0, (x->cap_pframe - old) * sizeof(*x->pframe));
+    }
+    if (x->pframe[id])
+        return x->pframe[id] - 1;
+    const struct frame *f = symbols__get(x->sy, id);
+    const char *name = x->o->view.view == VIEW_NATIVE ? f->name : f->display;
+    enum pkind k = f->kind == FRAME_KERNEL ? PK_KERNEL
+                   : f->kind == FRAME_PYTHON ? PK_PYTHON
+                   : f->kind == FRAME_JIT ? PK_JIT
+                   : f->kind == FRAME_USER && !f->unknown ? PK_NATIVE : PK_UNKNOWN;
+    /* py::qualname:file names the file after the first colon */
+    const char *file = f->kind == FRAME_PYTHON ? strchr(f->name + 4, ':') : NULL;
+    u32 pf = profile__frame(x->p, name, strlen(name), k, file ? file + 1 : NULL);
+    x->pframe[id] = pf + 1;
+    return pf;
+}
+
+/* The value types of the profile, and which one weighs the stacks. */
+static int set_types(struct run *x)
+{
+    const char *ev = x->event, *shown = x->shown;
+    int clock = event_matches(ev, "cpu-clock") || event_matches(ev, "task-clock");
+    struct value_type types[] = {{"samples", "count"},
+                                 {clock ? "cpu-ns" : "period", clock ? "nanoseconds" : "count"}};
+    profile__set_types(x->p, types, 2, 1);
+    const char *w = x->o->weight;
+    if (!w || !strcmp(w, "period"))
+        return 0;
+    int i = profile__find_type(x->p, !strcmp(w, "count") ? "samples" : w);
+    if (i < 0) {
+        fprintf(stderr, "pymerge: %s: no value %s in this recording; it has: samples, %s\n",
+                shown, w, types[1].name);
+        return -EINVAL;
+    }
+    profile__set_weight(x->p, (size_t)i);
+    return 0;
+}
+
+static int sample(struct run *x, const struct pd_event *ev)
 {
     const struct pd_sample *s = &ev->u.sample;
     const char *name = s->attr->name;
@@ -120,7 +173,13 @@ static void sample(struct run *x, const struct pd_event *ev)
     if (!x->event)                  /* stackcollapse-perf.pl: the first event seen */
         x->event = xstrdup(name);
     if (strcmp(name, x->event) != 0)
-        return;
+        return 0;
+    if (!x->typed) {
+        int err = set_types(x);
+        if (err < 0)
+            return err;
+        x->typed = 1;
+    }
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     enum unwind_stop stop = UNWIND_ROOT;
     size_t n;
@@ -156,9 +215,12 @@ static void sample(struct run *x, const struct pd_event *ev)
     x->frames += n;
     x->samples++;
     size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
+    for (size_t i = 0; i < m; i++)
+        x->root_first[i] = pframe_of(x, x->kept[m - 1 - i]);
     /* stackcollapse-perf.pl counts a period of 0 (or none) as 1. */
-    uint64_t w = x->o->weight_samples || s->period == 0 ? 1 : s->period;
-    stacks__add(x->st, root_frame(x, t), x->kept, m, w);
+    u64 v[PROFILE_MAX_VALUES] = {1, s->period ? s->period : 1};
+    profile__add(x->p, thread_of(x, t), profile__stack(x->p, x->root_first, m), s->time, v);
+    return 0;
 }
 
 static uint64_t now_ns(void)
@@ -204,12 +266,12 @@ static char *dir_of(const char *path)
     return d;
 }
 
-int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
+int pipeline__run(const char *path, const struct pipeline_opts *o, struct profile **out)
 {
     char err[400];
     struct run *x = xcalloc(1, sizeof(*x));
     struct pd_event ev;
-    int ret = 2, k;
+    int ret = -EINVAL, k;
     int tty = isatty(2);
     char *data_dir = dir_of(path);
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
@@ -248,14 +310,17 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
         }
     }
     x->sy = symbols__new(&so);
-    x->st = stacks__new();
+    x->p = profile__new(o->keep_time);
+    x->shown = shown;
     uint64_t count = 0;
     x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
     while ((k = perf_reader__next(x->r, &ev)) > 0) {
-        if (ev.type == PD_SAMPLE)
-            sample(x, &ev);
-        else
+        if (ev.type == PD_SAMPLE) {
+            if ((ret = sample(x, &ev)) < 0)
+                goto out;
+        } else {
             session__apply(x->s, &ev);
+        }
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
             strncmp(ev.u.mmap.filename, "[kernel.kallsyms]", 17) == 0)
             symbols__kernel_text(x->sy, ev.u.mmap.pgoff);
@@ -264,30 +329,30 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out)
     }
     if (tty)
         progress(x, 1);
+    ret = -EINVAL;
     if (k < 0) {
         fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
         goto out;
     }
-    struct folded_opts fo = {o->view.view != VIEW_NATIVE, o->annotate};
-    if (out_folded__write(out, x->st, x->sy, &fo) < 0) {
-        fprintf(stderr, "pymerge: write error\n");
-        goto out;
-    }
+    profile__finish(x->p);
     if (o->verbose)
         fprintf(stderr, "pymerge: %" PRIu64 " samples (%s), %" PRIu64 " lost, %.1f%% of frames "
                 "unknown, %zu processes, %zu stacks%s\n", x->samples, x->event ? x->event : "-",
                 perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
-                session__n_processes(x->s), stacks__count(x->st),
+                session__n_processes(x->s), profile__n_samples(x->p),
                 perf_reader__truncated(x->r) ? ", input truncated" : "");
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
     if (!o->verbose && perf_reader__lost(x->r))
         fprintf(stderr, "pymerge: %s: %" PRIu64 " samples were lost while recording\n", shown,
                 perf_reader__lost(x->r));
+    *out = x->p;
+    x->p = NULL;
     ret = 0;
 out:
     unwind_dwarf__delete(x->ud);
-    stacks__delete(x->st);
+    profile__delete(x->p);
+    free(x->pframe);
     symbols__delete(x->sy);
     session__delete(x->s);
     perf_reader__delete(x->r);

@@ -1,11 +1,12 @@
 /*
  * pipeline.h - one pass over a perf.data file:
  *   read (perfdata) -> state (session) -> unwind -> symbolize (symbols)
- *   -> view (views) -> aggregate (stacks) -> write (out_folded).
+ *   -> view (views) -> the profile model (profile), which the writers read.
  */
 #ifndef PYMERGE_PIPELINE_H
 #define PYMERGE_PIPELINE_H
 
+#include "profile.h"
 #include "views.h"
 
 #include <stdio.h>
@@ -16,16 +17,16 @@ struct pipeline_opts {
     struct view_opts view;
     enum root_kind root;        /* comm, comm-PID or comm-PID/TID */
     int no_kernel;              /* leave kernel frames out (before symbolizing them) */
-    int weight_samples;         /* 1: count samples; 0: sum periods */
-    int annotate;
+    const char *weight;         /* a value type's name; NULL: the mode's own */
+    int keep_time;              /* keep samples in time order (speedscope) */
     int verbose;
     const char *event;          /* NULL: the event of the first sample */
     const char *kallsyms;
     const char *map_dir;
 };
 
-/* Fold path into out.  Returns the exit status: 0, or 2 on bad input
- * (after printing "pymerge: FILE: offset N: what is wrong"). */
-int pipeline__run(const char *path, const struct pipeline_opts *o, FILE *out);
+/* Reads path into a new profile, *out.  Returns 0, or a negative errno
+ * after printing "pymerge: FILE: offset N: what is wrong". */
+int pipeline__run(const char *path, const struct pipeline_opts *o, struct profile **out);
 
 #endif

@@ -1,52 +1,250 @@
-/*
- * profile.c - a recording or a folded file -> struct folded.
- *
- * A recording goes through the same pipeline as `pymerge FILE`, into a
- * memory stream, and is parsed back: the writers downstream see one format
- * whichever way the stacks came in.
- */
+/* profile.c - the profile model (see profile.h). */
 #include "profile.h"
+#include "idmap.h"
+#include "intern.h"
+#include "stacks.h"
 #include "util.h"
 
-#include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int looks_like_perf_data(const char *path)
+struct profile {
+    struct intern *names;       /* frame names, files, comms, labels */
+    struct pframe *frames;
+    size_t n_frames, cap_frames;
+    struct idmap frame_by_key;  /* name id << 3 | kind -> id + 1 */
+    struct pthread *threads;
+    size_t n_threads, cap_threads;
+    struct idmap thread_by_key; /* hash of (pid, tid, comm, label) -> chain head + 1 */
+    u32 *thread_next;           /* collision chains of thread_by_key */
+    struct stacks *stacks;
+    struct psample *samples;
+    size_t n_samples, cap_samples;
+    struct idmap sample_by_key; /* thread << 32 | stack -> index + 1 */
+    struct ptimed *timed;       /* NULL unless time order is kept */
+    size_t n_timed, cap_timed;
+    int keep_time;
+    struct value_type types[PROFILE_MAX_VALUES];
+    size_t n_types, weight;
+};
+
+struct profile *profile__new(int keep_time)
 {
-    char magic[8] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;   /* let the reader report why it cannot be opened */
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    /* PERFILE2, or its byte-swapped form from the other endianness */
-    return got == sizeof magic && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
+    struct profile *p = xcalloc(1, sizeof(*p));
+    p->names = intern__new();
+    idmap__init(&p->frame_by_key);
+    idmap__init(&p->thread_by_key);
+    idmap__init(&p->sample_by_key);
+    p->stacks = stacks__new();
+    p->keep_time = keep_time;
+    p->types[0] = (struct value_type){"samples", "count"};
+    p->n_types = 1;
+    return p;
 }
 
-int profile__load(struct folded *fd, const char *path, enum input_kind kind,
-                  const struct pipeline_opts *o)
+void profile__delete(struct profile *p)
 {
-    memset(fd, 0, sizeof(*fd));
-    if (kind == INPUT_AUTO)
-        kind = strcmp(path, "-") && !looks_like_perf_data(path) ? INPUT_FOLDED : INPUT_PERF;
-    if (kind == INPUT_FOLDED)
-        return folded__read(fd, path) ? 2 : 0;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
-        warnx_("out of memory");
-        return 2;
+    if (!p)
+        return;
+    intern__delete(p->names);
+    free(p->frames);
+    idmap__exit(&p->frame_by_key);
+    free(p->threads);
+    free(p->thread_next);
+    idmap__exit(&p->thread_by_key);
+    stacks__delete(p->stacks);
+    free(p->samples);
+    idmap__exit(&p->sample_by_key);
+    free(p->timed);
+    free(p);
+}
+
+static const char *name_of(struct profile *p, const char *s, size_t len)
+{
+    return intern__str(p->names, intern__id(p->names, s, len));
+}
+
+int profile__set_types(struct profile *p, const struct value_type *types, size_t n, size_t weight)
+{
+    if (n == 0 || n > PROFILE_MAX_VALUES || weight >= n)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        p->types[i] = (struct value_type){name_of(p, types[i].name, strlen(types[i].name)),
+                                          name_of(p, types[i].unit, strlen(types[i].unit))};
+    p->n_types = n;
+    p->weight = weight;
+    return 0;
+}
+
+size_t profile__n_types(const struct profile *p)
+{
+    return p->n_types;
+}
+
+const struct value_type *profile__type(const struct profile *p, size_t i)
+{
+    return &p->types[i];
+}
+
+size_t profile__weight(const struct profile *p)
+{
+    return p->weight;
+}
+
+int profile__find_type(const struct profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_types; i++)
+        if (!strcmp(p->types[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+void profile__set_weight(struct profile *p, size_t i)
+{
+    if (i < p->n_types)
+        p->weight = i;
+}
+
+uint32_t profile__frame(struct profile *p, const char *name, size_t len, enum pkind kind,
+                        const char *file)
+{
+    u64 key = (u64)intern__id(p->names, name, len) << 3 | kind;
+    uintptr_t id = (uintptr_t)idmap__get(&p->frame_by_key, key);
+    if (id)
+        return (u32)(id - 1);
+    GROW(p->frames, p->cap_frames, p->n_frames + 1);
+    p->frames[p->n_frames] = (struct pframe){intern__str(p->names, (u32)(key >> 3)),
+                                             file ? name_of(p, file, strlen(file)) : NULL,
+                                             (u8)kind};
+    idmap__put(&p->frame_by_key, key, (void *)(uintptr_t)(p->n_frames + 1));
+    return (u32)p->n_frames++;
+}
+
+const struct pframe *profile__get_frame(const struct profile *p, uint32_t id)
+{
+    return &p->frames[id];
+}
+
+uint32_t profile__n_frames(const struct profile *p)
+{
+    return (u32)p->n_frames;
+}
+
+uint32_t profile__thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+                         const char *label)
+{
+    const char *c = name_of(p, comm, strlen(comm));
+    u32 label_frame = profile__frame(p, label, strlen(label), PK_ROOT, NULL);
+    u64 key = hash_u64((u64)pid << 32 ^ tid ^ (u64)(uintptr_t)c * 31 ^ (u64)label_frame << 17);
+    uintptr_t head = (uintptr_t)idmap__get(&p->thread_by_key, key);
+    for (uintptr_t i = head; i; i = p->thread_next[i - 1]) {
+        const struct pthread *t = &p->threads[i - 1];
+        if (t->pid == pid && t->tid == tid && t->comm == c && t->label == label_frame)
+            return (u32)(i - 1);
     }
-    int ret = pipeline__run(path, o, mem);
-    if (fclose(mem) != 0 && ret == 0) {
-        warnx_("out of memory");
-        ret = 2;
+    GROW(p->threads, p->cap_threads, p->n_threads + 1);
+    size_t cap = p->cap_threads;
+    p->thread_next = xrealloc(p->thread_next, cap * sizeof(*p->thread_next));
+    p->threads[p->n_threads] = (struct pthread){pid, tid, c, label_frame};
+    p->thread_next[p->n_threads] = (u32)head;
+    idmap__put(&p->thread_by_key, key, (void *)(uintptr_t)(p->n_threads + 1));
+    return (u32)p->n_threads++;
+}
+
+const struct pthread *profile__get_thread(const struct profile *p, uint32_t id)
+{
+    return &p->threads[id];
+}
+
+uint32_t profile__n_threads(const struct profile *p)
+{
+    return (u32)p->n_threads;
+}
+
+uint32_t profile__stack(struct profile *p, const uint32_t *root_first, size_t n)
+{
+    return stacks__intern(p->stacks, root_first, n);
+}
+
+const uint32_t *profile__get_stack(const struct profile *p, uint32_t id, size_t *n)
+{
+    return stacks__get(p->stacks, id, n);
+}
+
+void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time,
+                  const uint64_t *v)
+{
+    u64 key = (u64)thread << 32 | stack;
+    uintptr_t at = (uintptr_t)idmap__get(&p->sample_by_key, key);
+    if (!at) {
+        GROW(p->samples, p->cap_samples, p->n_samples + 1);
+        p->samples[p->n_samples] = (struct psample){.thread = thread, .stack = stack};
+        at = ++p->n_samples;
+        idmap__put(&p->sample_by_key, key, (void *)at);
     }
-    if (ret != 0) {
-        free(buf);
-        return ret;
+    struct psample *s = &p->samples[at - 1];
+    for (size_t i = 0; i < p->n_types; i++)
+        s->v[i] += v[i];
+    if (p->keep_time) {
+        GROW(p->timed, p->cap_timed, p->n_timed + 1);
+        p->timed[p->n_timed++] = (struct ptimed){time, thread, stack, v[p->weight]};
     }
-    return folded__parse(fd, buf, len, path) ? 2 : 0;
+}
+
+size_t profile__n_samples(const struct profile *p)
+{
+    return p->n_samples;
+}
+
+const struct psample *profile__sample(const struct profile *p, size_t i)
+{
+    return &p->samples[i];
+}
+
+uint64_t profile__total(const struct profile *p)
+{
+    u64 t = 0;
+    for (size_t i = 0; i < p->n_samples; i++)
+        t += p->samples[i].v[p->weight];
+    return t;
+}
+
+int profile__has_time(const struct profile *p)
+{
+    return p->keep_time;
+}
+
+/* Stable merge sort by time: intervals are added when they end, samples
+ * when they happen, so the input is nearly sorted but not quite. */
+static void sort_timed(struct ptimed *a, struct ptimed *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_timed(a, tmp, h);
+    sort_timed(a + h, tmp, n - h);
+    if (a[h - 1].time <= a[h].time)
+        return;
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = a[j].time < a[i].time ? a[j++] : a[i++];
+    while (i < h)
+        tmp[k++] = a[i++];
+    memcpy(a, tmp, k * sizeof(*a));
+}
+
+void profile__finish(struct profile *p)
+{
+    if (p->n_timed > 1) {
+        struct ptimed *tmp = xmalloc(p->n_timed * sizeof(*tmp));
+        sort_timed(p->timed, tmp, p->n_timed);
+        free(tmp);
+    }
+}
+
+const struct ptimed *profile__timed(const struct profile *p, size_t *n)
+{
+    *n = p->n_timed;
+    return p->timed;
 }

@@ -1,19 +1,112 @@
 /*
- * profile.h - where folded stacks come from: a recording run through the
- * whole pipeline, or a folded file written by pymerge or any other tool.
+ * profile.h - the profile model: what every writer reads.
+ *
+ * A profile is what pymerge knows once the input is read, unwound,
+ * symbolized and viewed, whatever the input was (a perf.data recording, a
+ * folded file):
+ *
+ *   frames       name, kind (python, native, kernel, jit, unknown), and the
+ *                file or DSO it comes from where known; interned;
+ *   stacks       interned arrays of frame ids, root first;
+ *   threads      pid, tid, comm, and the root label the folded output
+ *                prints for them (comm, comm-PID or comm-PID/TID);
+ *   value types  name and unit (samples/count, cpu-ns, offcpu-ns, wall-ns,
+ *                latency-ns, bytes, or a tracepoint field), at most
+ *                PROFILE_MAX_VALUES per profile; one is the weight the
+ *                single-valued writers (folded, svg, diff) use;
+ *   samples      (thread, stack) -> one value per type, summed.  When a
+ *                writer needs time order, each sample is also kept as a
+ *                small (time, thread, stack, weight) record.
+ *
+ * Memory grows with the distinct (thread, stack) pairs, not with the input,
+ * unless time order is asked for.  The model is close to pprof's.
  */
 #ifndef PYMERGE_PROFILE_H
 #define PYMERGE_PROFILE_H
 
-#include "folded.h"
-#include "pipeline.h"
+#include <stddef.h>
+#include <stdint.h>
 
-enum input_kind { INPUT_AUTO, INPUT_PERF, INPUT_FOLDED };
+#define PROFILE_MAX_VALUES 4
 
-/* Loads path into fd.  INPUT_AUTO reads a file that starts with perf's
- * magic as a recording and anything else as folded text.  Returns the exit
- * status: 0, or 2 after printing what is wrong. */
-int profile__load(struct folded *fd, const char *path, enum input_kind kind,
-                  const struct pipeline_opts *o);
+enum pkind { PK_PYTHON, PK_NATIVE, PK_KERNEL, PK_JIT, PK_UNKNOWN, PK_ROOT };
+
+struct pframe {
+    const char *name;
+    const char *file;           /* Python file or DSO path; NULL when unknown */
+    uint8_t kind;               /* enum pkind; PK_ROOT only for thread labels */
+};
+
+struct pthread {
+    uint32_t pid, tid;          /* 0 when the input does not say (folded text) */
+    const char *comm;
+    uint32_t label;             /* frame id (PK_ROOT) of the root label */
+};
+
+struct value_type {
+    const char *name;           /* "samples", "cpu-ns", "offcpu-ns", a field name... */
+    const char *unit;           /* "count", "nanoseconds", "bytes" */
+};
+
+struct psample {                /* one aggregated (thread, stack) */
+    uint32_t thread, stack;
+    uint64_t v[PROFILE_MAX_VALUES];
+};
+
+struct ptimed {                 /* one sample in time order */
+    uint64_t time;              /* ns, as recorded */
+    uint32_t thread, stack;
+    uint64_t weight;            /* the value of the weight type */
+};
+
+struct profile;
+
+/* keep_time: also record every sample as a struct ptimed. */
+struct profile *profile__new(int keep_time);
+void profile__delete(struct profile *p);   /* accepts NULL */
+
+/* Declares the value types (before any sample); weight is the index of the
+ * default one.  Returns 0, or -EINVAL for more than PROFILE_MAX_VALUES. */
+int profile__set_types(struct profile *p, const struct value_type *types, size_t n, size_t weight);
+size_t profile__n_types(const struct profile *p);
+const struct value_type *profile__type(const struct profile *p, size_t i);
+size_t profile__weight(const struct profile *p);
+/* Index of the type named name, or -1. */
+int profile__find_type(const struct profile *p, const char *name);
+void profile__set_weight(struct profile *p, size_t i);
+
+/* Interned frame (name and file are copied). */
+uint32_t profile__frame(struct profile *p, const char *name, size_t len, enum pkind kind,
+                        const char *file);
+const struct pframe *profile__get_frame(const struct profile *p, uint32_t id);
+uint32_t profile__n_frames(const struct profile *p);
+
+/* Interned thread; label is its root frame's text. */
+uint32_t profile__thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+                         const char *label);
+const struct pthread *profile__get_thread(const struct profile *p, uint32_t id);
+uint32_t profile__n_threads(const struct profile *p);
+
+/* Interned stack of frame ids, root first. */
+uint32_t profile__stack(struct profile *p, const uint32_t *root_first, size_t n);
+const uint32_t *profile__get_stack(const struct profile *p, uint32_t id, size_t *n);
+
+/* Adds values v[0..n_types) to (thread, stack); time is used only when
+ * time order is kept. */
+void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time,
+                  const uint64_t *v);
+
+/* The aggregated samples, in first-seen order. */
+size_t profile__n_samples(const struct profile *p);
+const struct psample *profile__sample(const struct profile *p, size_t i);
+/* Sum of the weight type over every sample. */
+uint64_t profile__total(const struct profile *p);
+
+/* Ends adding: sorts the timed samples by time (stable). */
+void profile__finish(struct profile *p);
+/* The timed samples in time order (after profile__finish), or NULL (*n = 0)
+ * when time order was not kept. */
+const struct ptimed *profile__timed(const struct profile *p, size_t *n);
+int profile__has_time(const struct profile *p);
 
 #endif

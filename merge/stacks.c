@@ -6,7 +6,7 @@
 #include <string.h>
 
 struct entry {
-    u64 hash, weight;
+    u64 hash;
     size_t at;              /* index of the first frame in st->frames */
     u32 n;
 };
@@ -18,8 +18,6 @@ struct stacks {
     size_t n, cap;
     u32 *slots;             /* entry index + 1; 0 = empty */
     size_t n_slots;
-    u32 *tmp;               /* the stack being added, root first */
-    size_t cap_tmp;
 };
 
 struct stacks *stacks__new(void)
@@ -37,7 +35,6 @@ void stacks__delete(struct stacks *st)
     free(st->frames);
     free(st->ents);
     free(st->slots);
-    free(st->tmp);
     free(st);
 }
 
@@ -54,30 +51,25 @@ static void rehash(struct stacks *st)
     }
 }
 
-void stacks__add(struct stacks *st, u32 root, const u32 *leaf_first, size_t n, u64 weight)
+u32 stacks__intern(struct stacks *st, const u32 *fr, size_t n)
 {
-    GROW(st->tmp, st->cap_tmp, n + 1);
-    st->tmp[0] = root;
-    for (size_t i = 0; i < n; i++)
-        st->tmp[1 + i] = leaf_first[n - 1 - i];
-    n++;
-    u64 h = hash_bytes(st->tmp, n * sizeof(u32));
+    u64 h = hash_bytes(fr, n * sizeof(u32));
     size_t i = h & (st->n_slots - 1);
     for (; st->slots[i]; i = (i + 1) & (st->n_slots - 1)) {
         struct entry *e = &st->ents[st->slots[i] - 1];
-        if (e->hash == h && e->n == n && memcmp(st->frames + e->at, st->tmp, n * sizeof(u32)) == 0) {
-            e->weight += weight;
-            return;
-        }
+        if (e->hash == h && e->n == n && memcmp(st->frames + e->at, fr, n * sizeof(u32)) == 0)
+            return st->slots[i] - 1;
     }
     GROW(st->frames, st->cap_frames, st->n_frames + n);
-    memcpy(st->frames + st->n_frames, st->tmp, n * sizeof(u32));
+    if (n)
+        memcpy(st->frames + st->n_frames, fr, n * sizeof(u32));
     GROW(st->ents, st->cap, st->n + 1);
-    st->ents[st->n] = (struct entry){h, weight, st->n_frames, (u32)n};
+    st->ents[st->n] = (struct entry){h, st->n_frames, (u32)n};
     st->n_frames += n;
     st->slots[i] = (u32)++st->n;
     if (st->n * 2 > st->n_slots)
         rehash(st);
+    return (u32)(st->n - 1);
 }
 
 size_t stacks__count(const struct stacks *st)
@@ -85,9 +77,8 @@ size_t stacks__count(const struct stacks *st)
     return st->n;
 }
 
-const u32 *stacks__get(const struct stacks *st, size_t i, size_t *n, u64 *weight)
+const u32 *stacks__get(const struct stacks *st, u32 id, size_t *n)
 {
-    *n = st->ents[i].n;
-    *weight = st->ents[i].weight;
-    return st->frames + st->ents[i].at;
+    *n = st->ents[id].n;
+    return st->frames + st->ents[id].at;
 }

@@ -1,9 +1,9 @@
 /*
- * stacks.h - interned stacks and their summed weights.
+ * stacks.h - interned stacks.
  *
  * A stack is an array of frame ids, root first.  Equal stacks are stored
- * once (hash table over the id arrays); adding a sample is a hash, a
- * compare and an add.
+ * once (hash table over the id arrays) and named by a dense id, so a
+ * sample is a pair of small integers.
  */
 #ifndef PYMERGE_STACKS_H
 #define PYMERGE_STACKS_H
@@ -16,12 +16,11 @@ struct stacks;
 struct stacks *stacks__new(void);
 void stacks__delete(struct stacks *st);   /* accepts NULL */
 
-/* Add weight to the stack root, leaf_first[n-1], ..., leaf_first[0]. */
-void stacks__add(struct stacks *st, uint32_t root, const uint32_t *leaf_first, size_t n,
-                 uint64_t weight);
+/* The id of root_first[0..n); the same id for equal arrays. */
+uint32_t stacks__intern(struct stacks *st, const uint32_t *root_first, size_t n);
 
 size_t stacks__count(const struct stacks *st);
-/* The i-th distinct stack (in insertion order): root-first frames. */
-const uint32_t *stacks__get(const struct stacks *st, size_t i, size_t *n, uint64_t *weight);
+/* The frames of stack id, root first. */
+const uint32_t *stacks__get(const struct stacks *st, uint32_t id, size_t *n);
 
 #endif

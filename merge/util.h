@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef uint64_t u64;
 typedef uint32_t u32;
@@ -43,6 +44,9 @@ u64 hash_bytes(const void *p, size_t n);
 
 /* "pymerge: " + message + newline on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* s[0..len) as a JSON string, quoted and escaped. */
+void put_json_string(FILE *f, const char *s, size_t len);
 
 /* The final path component ("/usr/lib/libc.so.6" -> "libc.so.6"). */
 const char *path_basename(const char *path);

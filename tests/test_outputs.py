@@ -231,7 +231,7 @@ class Diff(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("d.svg")) as f:
             svg = f.read()
-        self.assertRegex(svg, r"phase_b \(app\.py\) \(\d+ samples, [\d.]+%; \+\d+\.\d\d points\)")
+        self.assertRegex(svg, r"phase_b \(app\.py\) \(\d+ cpu-ns, [\d.]+%; \+\d+\.\d\d points\)")
         self.assertIn("rgb(255,", svg)   # red: grew
 
 

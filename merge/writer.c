@@ -1,0 +1,35 @@
+/* writer.c - the table of output formats (see writer.h). */
+#include "writer.h"
+#include "out_folded.h"
+#include "out_speedscope.h"
+
+#include <string.h>
+
+static int folded(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_folded__write(f, p, o->annotate);
+}
+
+static int svg(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_svg__write(f, p, &o->svg);
+}
+
+static int speedscope(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_speedscope__write(f, p, o->name);
+}
+
+static const struct writer writers[] = {
+    {"folded", 0, folded},
+    {"svg", 0, svg},
+    {"speedscope", 1, speedscope},
+};
+
+const struct writer *writer__find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(writers) / sizeof(*writers); i++)
+        if (!strcmp(writers[i].name, name))
+            return &writers[i];
+    return NULL;
+}

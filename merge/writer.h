@@ -1,0 +1,29 @@
+/*
+ * writer.h - the output formats: each reads a profile and writes a file.
+ * A new format is a new out_*.c and one entry in writer.c's table.
+ */
+#ifndef PYMERGE_WRITER_H
+#define PYMERGE_WRITER_H
+
+#include "out_svg.h"
+#include "profile.h"
+
+#include <stdio.h>
+
+struct write_opts {
+    const char *name;           /* the input, for formats that show it */
+    int annotate;               /* folded: flamegraph.pl's _[k] and _[j] */
+    struct svg_opts svg;
+};
+
+struct writer {
+    const char *name;           /* --format NAME */
+    int keep_time;              /* needs the samples in time order */
+    /* 0, -ENODATA (nothing to show; the file is still written), -EIO */
+    int (*write)(FILE *f, const struct profile *p, const struct write_opts *o);
+};
+
+/* The writer called name, or NULL. */
+const struct writer *writer__find(const char *name);
+
+#endif
