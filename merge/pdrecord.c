@@ -33,16 +33,23 @@ int record_id(const struct layout *l, const struct raw *rec, u64 *id)
     return 1;
 }
 
-/* The sample_id trailer of a non-sample record: its size and time. */
-static size_t trailer(const struct layout *l, const struct raw *rec, u64 *time)
+/* The sample_id trailer of a non-sample record: its size and time.  tid,
+ * if not NULL, gets the trailer's pid and tid (or 0, 0). */
+static size_t trailer(const struct layout *l, const struct raw *rec, u64 *time, u32 *tid)
 {
     u64 t = l->sample_type;
     size_t n = !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
                !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
                !!(t & PERF_SAMPLE_IDENTIFIER);
     *time = 0;
+    if (tid)
+        tid[0] = tid[1] = 0;
     if (!l->sample_id_all || 8 + 8 * n > rec->size)
         return 0;
+    if (tid && (t & PERF_SAMPLE_TID)) {
+        tid[0] = rd32(rec->p + rec->size - 8 * n);
+        tid[1] = rd32(rec->p + rec->size - 8 * n + 4);
+    }
     if (t & PERF_SAMPLE_TIME) {
         size_t after = !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
                        !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_IDENTIFIER);
@@ -64,7 +71,8 @@ int record_is_queued(u32 type)
 {
     return type == PERF_RECORD_SAMPLE || type == PERF_RECORD_MMAP ||
            type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
-           type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
+           type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT ||
+           type == PERF_RECORD_SWITCH || type == PERF_RECORD_SWITCH_CPU_WIDE;
 }
 
 /* Bounds-checked cursor over one record's body. */
@@ -193,7 +201,7 @@ u64 record_time(const struct layout *l, const struct raw *rec)
     u64 time;
     if (rec->type == PERF_RECORD_SAMPLE)
         return sample_time(l, rec);
-    trailer(l, rec, &time);
+    trailer(l, rec, &time, NULL);
     return time;
 }
 
@@ -212,7 +220,8 @@ int record_parse(const struct pd_attr *a, const struct layout *l, const struct r
         ev->time = ev->u.sample.time;
         return 1;
     }
-    size_t tsz = trailer(l, &rec, &ev->time);
+    u32 tid[2];
+    size_t tsz = trailer(l, &rec, &ev->time, tid);
     const u8 *b = rec.p + 8, *end = rec.p + rec.size - tsz;
     size_t body = (size_t)(end - b);
     switch (rec.type) {
@@ -255,6 +264,16 @@ int record_parse(const struct pd_attr *a, const struct layout *l, const struct r
         if (!ev->time)
             ev->time = rd64(b + 16);
         ev->type = rec.type == PERF_RECORD_FORK ? PD_FORK : PD_EXIT;
+        return 1;
+    case PERF_RECORD_SWITCH:
+    case PERF_RECORD_SWITCH_CPU_WIDE:
+        /* Whose switch it is comes from the sample_id trailer, in both
+         * kinds: the task going out, or the one coming in. */
+        if (!(l->sample_type & PERF_SAMPLE_TID) || !tsz)
+            return 0;
+        ev->u.sw = (struct pd_switch){tid[0], tid[1],
+                                      !!(rec.misc & PERF_RECORD_MISC_SWITCH_OUT)};
+        ev->type = PD_SWITCH;
         return 1;
     }
     return 0;

@@ -52,7 +52,7 @@ struct layout layout_of(const struct perf_event_attr *a);
 int record_id(const struct layout *l, const struct raw *rec, u64 *id);
 /* The record's time, 0 if it carries none. */
 u64 record_time(const struct layout *l, const struct raw *rec);
-/* SAMPLE, MMAP, MMAP2, COMM, FORK, EXIT: the records that are ordered. */
+/* SAMPLE, MMAP, MMAP2, COMM, FORK, EXIT, SWITCH: the records that are ordered. */
 int record_is_queued(u32 type);
 /*
  * Decode rec (8-byte aligned) of event a into ev: 1, 0 for a type that is

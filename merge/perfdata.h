@@ -64,7 +64,12 @@ struct pd_task {                    /* FORK and EXIT */
     uint32_t pid, ppid, tid, ptid;
 };
 
-enum pd_type { PD_SAMPLE = 1, PD_MMAP, PD_COMM, PD_FORK, PD_EXIT };
+struct pd_switch {                  /* SWITCH and SWITCH_CPU_WIDE (--switch-events) */
+    uint32_t pid, tid;              /* the task going out (out) or coming in */
+    int out;
+};
+
+enum pd_type { PD_SAMPLE = 1, PD_MMAP, PD_COMM, PD_FORK, PD_EXIT, PD_SWITCH };
 
 struct pd_event {
     enum pd_type type;
@@ -76,6 +81,7 @@ struct pd_event {
         struct pd_mmap mmap;
         struct pd_comm comm;
         struct pd_task task;
+        struct pd_switch sw;
     } u;
 };
 

@@ -318,6 +318,7 @@ void session__apply(struct session *s, const struct pd_event *ev)
         return;
     }
     case PD_SAMPLE:
+    case PD_SWITCH:     /* for the interval stage, not the session */
         return;
     }
 }

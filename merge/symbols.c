@@ -55,6 +55,7 @@ struct symbols {
     struct cache_slot *cache;
     size_t n_cache, cache_slots;
     uint32_t unknown_user;      /* "[unknown]": an address outside every mapping */
+    uint32_t gil_wait;          /* "[GIL wait]", for the views */
 };
 
 static void *kernel_loader(void *arg);
@@ -104,6 +105,7 @@ struct symbols *symbols__new(const struct symbols_opts *opts)
     sy->cache_slots = 1 << 14;
     sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
     sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);
+    sy->gil_wait = symbols__named(sy, "[GIL wait]", FRAME_ROOT);
     sy->frames[sy->unknown_user].unknown = 1;
     return sy;
 }
@@ -198,6 +200,25 @@ static int is_plumbing(const char *name)
     return 0;
 }
 
+/* CPython's GIL: take_gil blocks until the GIL is free (GIL_TAKE); the
+ * functions that call it on the way back into Python (GIL_ENTRY) say
+ * nothing more than that.  Matched without suffixes (.constprop.0). */
+static int gil_role(const char *name)
+{
+    static const char *const entry[] = {
+        "PyEval_RestoreThread", "PyEval_AcquireThread", "PyEval_AcquireLock",
+        "PyGILState_Ensure", "_PyThreadState_Attach", "eval_frame_handle_pending",
+        "_Py_HandlePending", "_PyEval_HandleEvalBreaker",
+    };
+    size_t len = strcspn(name, ".");
+    if (len == 8 && !strncmp(name, "take_gil", 8))
+        return GIL_TAKE;
+    for (size_t i = 0; i < sizeof(entry) / sizeof(*entry); i++)
+        if (strlen(entry[i]) == len && !strncmp(name, entry[i], len))
+            return GIL_ENTRY;
+    return 0;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -250,6 +271,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
+    f->gil = kind == FRAME_USER ? (uint8_t)gil_role(name) : 0;
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
     idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
     return (uint32_t)sy->n_frames++;
@@ -553,6 +575,11 @@ const char *symbols__elf_file(struct symbols *sy, const struct dso *d)
     if (ds->state == UNLOADED)
         load_dso(sy, ds, d);
     return ds->state == LOADED ? ds->img.file : NULL;
+}
+
+uint32_t symbols__gil_wait(const struct symbols *sy)
+{
+    return sy->gil_wait;
 }
 
 int symbols__kernel_hidden(const struct symbols *sy)

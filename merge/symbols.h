@@ -32,7 +32,10 @@ struct frame {
     uint8_t plumbing;       /* interpreter internals the mixed view drops */
     uint8_t unknown;        /* no symbol: named after its DSO */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
+    uint8_t gil;            /* GIL_TAKE: waits for the GIL; GIL_ENTRY: calls take_gil */
 };
+
+enum { GIL_TAKE = 1, GIL_ENTRY };
 
 struct symbols_opts {
     const char *kallsyms;       /* NULL: /proc/kallsyms */
@@ -77,6 +80,10 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct proces
 const char *symbols__elf_file(struct symbols *sy, const struct dso *d);
 
 int symbols__kernel_hidden(const struct symbols *sy);
+
+/* The "[GIL wait]" frame the mixed and python views put where a thread
+ * waits to take the GIL. */
+uint32_t symbols__gil_wait(const struct symbols *sy);
 
 /* Where the recorded kernel's _text was (the pgoff of perf's
  * [kernel.kallsyms]_text MMAP record): kallsyms of another boot is

@@ -12,6 +12,32 @@
 
 #include <string.h>
 
+/* A thread waiting for the GIL: everything from take_gil leafward (the
+ * condition variable, the futex, the scheduler) becomes one [GIL wait]
+ * frame, and the calls that lead into take_gil go with it, so the wait
+ * sits right under the code that wanted to run.  Copies in to out. */
+static size_t gil_wait(const struct symbols *sy, const uint32_t *in, size_t n, uint32_t *out)
+{
+    size_t take = n;
+    for (size_t i = n; i-- > 0;)    /* the rootmost take_gil */
+        if (symbols__get(sy, in[i])->gil == GIL_TAKE) {
+            take = i;
+            break;
+        }
+    if (take == n) {
+        memcpy(out, in, n * sizeof(*in));
+        return n;
+    }
+    size_t m = 0, i = take + 1;
+    out[m++] = symbols__gil_wait(sy);
+    while (i < n && symbols__get(sy, in[i])->gil == GIL_ENTRY)
+        i++;
+    while (i < n)
+        out[m++] = in[i++];
+    return m;
+}
+
+/* In place is allowed: out may be in (it never overtakes the reading). */
 static size_t mixed(const struct symbols *sy, const uint32_t *in, size_t n, uint32_t *out)
 {
     size_t m = 0;
@@ -64,7 +90,8 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
         memcpy(out, in, n * sizeof(*in));
         return n;
     }
-    size_t m = strip_launcher(sy, out, mixed(sy, in, n, out));
+    size_t m = gil_wait(sy, in, n, out);
+    m = strip_launcher(sy, out, mixed(sy, out, m, out));
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and
