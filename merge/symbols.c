@@ -202,9 +202,15 @@ static int is_plumbing(const char *name)
 
 /* CPython's GIL: take_gil blocks until the GIL is free (GIL_TAKE); the
  * functions that call it on the way back into Python (GIL_ENTRY) say
- * nothing more than that.  Matched without suffixes (.constprop.0). */
-static int gil_role(const char *name)
+ * nothing more than that; it blocks in a condition variable, a futex, or
+ * off the CPU (GIL_BLOCK).  Matched without suffixes (.constprop.0). */
+static int gil_role(const char *name, enum frame_kind kind)
 {
+    if (strstr(name, "cond_wait") || strstr(name, "cond_timedwait") || strstr(name, "futex_wait") ||
+        strstr(name, "futex_abstimed_wait") || !strncmp(name, "[off-cpu", 8))
+        return GIL_BLOCK;
+    if (kind != FRAME_USER)
+        return 0;
     static const char *const entry[] = {
         "PyEval_RestoreThread", "PyEval_AcquireThread", "PyEval_AcquireLock",
         "PyGILState_Ensure", "_PyThreadState_Attach", "eval_frame_handle_pending",
@@ -271,7 +277,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
-    f->gil = kind == FRAME_USER ? (uint8_t)gil_role(name) : 0;
+    f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
     idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
     return (uint32_t)sy->n_frames++;

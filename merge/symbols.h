@@ -32,10 +32,10 @@ struct frame {
     uint8_t plumbing;       /* interpreter internals the mixed view drops */
     uint8_t unknown;        /* no symbol: named after its DSO */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
-    uint8_t gil;            /* GIL_TAKE: waits for the GIL; GIL_ENTRY: calls take_gil */
+    uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
 };
 
-enum { GIL_TAKE = 1, GIL_ENTRY };
+enum { GIL_TAKE = 1, GIL_ENTRY, GIL_BLOCK };
 
 struct symbols_opts {
     const char *kallsyms;       /* NULL: /proc/kallsyms */

@@ -15,7 +15,8 @@
 /* A thread waiting for the GIL: everything from take_gil leafward (the
  * condition variable, the futex, the scheduler) becomes one [GIL wait]
  * frame, and the calls that lead into take_gil go with it, so the wait
- * sits right under the code that wanted to run.  Copies in to out. */
+ * sits right under the code that wanted to run.  take_gil that does not
+ * block (an uncontended GIL) is just code.  Copies in to out. */
 static size_t gil_wait(const struct symbols *sy, const uint32_t *in, size_t n, uint32_t *out)
 {
     size_t take = n;
@@ -24,7 +25,10 @@ static size_t gil_wait(const struct symbols *sy, const uint32_t *in, size_t n, u
             take = i;
             break;
         }
-    if (take == n) {
+    int blocks = 0;
+    for (size_t i = 0; i < take && take < n && !blocks; i++)
+        blocks = symbols__get(sy, in[i])->gil == GIL_BLOCK;
+    if (!blocks) {
         memcpy(out, in, n * sizeof(*in));
         return n;
     }
