@@ -3,6 +3,7 @@
  * writer.c's table, comparisons in diff.c. */
 #include "diff.h"
 #include "input.h"
+#include "modes.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -44,13 +45,27 @@ static const char usage[] =
     "  --annotate            append _[k] to kernel frames and _[j] to Python/JIT\n"
     "                          frames, which flamegraph.pl colours\n"
     "                          pymerge --annotate perf.data | flamegraph.pl --color=java\n"
-    "  --event NAME          fold the samples of event NAME (default: the event of\n"
-    "                          the first sample)\n"
+    "  --mode M              what the recording measures (default: told by its events,\n"
+    "                          as pyperf-record --mode records them):\n"
+    "                        cpu: samples of one event (cpu-ns for cpu-clock);\n"
+    "                        offcpu: sched:sched_switch, each stack weighted by how\n"
+    "                          long its thread then stayed off the CPU (offcpu-ns),\n"
+    "                          leaf [off-cpu: S] (sleeping), D (disk), R (preempted);\n"
+    "                        wall: cpu-clock samples and off-CPU time together\n"
+    "                          (wall-ns; also cpu-ns, offcpu-ns);\n"
+    "                        syscalls: raw_syscalls:sys_enter/sys_exit paired, leaf\n"
+    "                          [syscall NAME]; count, or --weight latency-ns\n"
+    "                          pymerge --mode offcpu --tid rec/perf.data\n"
+    "  --event NAME          fold the samples of event NAME, in the cpu mode (default:\n"
+    "                          the event of the first sample)\n"
     "                          pymerge --event task-clock perf.data\n"
-    "  --weight W            which value weighs the stacks: the recording's own by\n"
-    "                          default (period: cpu-ns for cpu-clock, as\n"
-    "                          stackcollapse-perf.pl sums it); samples: count samples\n"
+    "  --weight W            which value weighs the stacks (default: the mode's own;\n"
+    "                          period, i.e. cpu-ns for cpu-clock, as\n"
+    "                          stackcollapse-perf.pl sums it): samples (or count),\n"
+    "                          period, cpu-ns, offcpu-ns, wall-ns, latency-ns, or a\n"
+    "                          numeric field of the --event tracepoint\n"
     "                          pymerge --weight samples perf.data\n"
+    "                          pymerge --event sched:sched_switch --weight prev_prio perf.data\n"
     "  --kallsyms FILE       kernel symbols from FILE, a copy of /proc/kallsyms\n"
     "                          saved when recording\n"
     "                          pymerge --kallsyms kallsyms.txt perf.data\n"
@@ -90,7 +105,7 @@ static const char usage[] =
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
     "2 unreadable or corrupt input, 3 diff --fail-above exceeded.\n";
 
-enum { O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
+enum { O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
        O_TOP, O_FAIL_ABOVE };
 
@@ -198,6 +213,7 @@ int main(int argc, char **argv)
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
         {"view", required_argument, NULL, O_VIEW},
+        {"mode", required_argument, NULL, O_MODE},
         {"no-native-leaf", no_argument, NULL, O_NO_LEAF},
         {"pid", no_argument, NULL, O_PID},
         {"tid", no_argument, NULL, O_TID},
@@ -239,6 +255,13 @@ int main(int argc, char **argv)
             if (!strcmp(optarg, "native")) o->view.view = VIEW_NATIVE;
             else if (!strcmp(optarg, "mixed")) o->view.view = VIEW_MIXED;
             else if (!strcmp(optarg, "python")) o->view.view = VIEW_PYTHON;
+            else goto bad;
+            break;
+        case O_MODE:
+            if (!strcmp(optarg, "cpu")) o->mode = MODE_CPU;
+            else if (!strcmp(optarg, "offcpu")) o->mode = MODE_OFFCPU;
+            else if (!strcmp(optarg, "wall")) o->mode = MODE_WALL;
+            else if (!strcmp(optarg, "syscalls")) o->mode = MODE_SYSCALLS;
             else goto bad;
             break;
         case O_NO_LEAF: o->view.native_leaf = 0; break;

@@ -158,8 +158,10 @@ static int parse_sample(const struct pd_attr *a, const struct raw *rec, struct p
     if (t & PERF_SAMPLE_RAW) {
         what = "raw data";
         const u8 *q = take(&c, 4);
-        if (q)
-            take(&c, rd32(q));
+        if (q) {
+            s->raw_size = rd32(q);
+            s->raw = take(&c, s->raw_size);
+        }
     }
     if (t & PERF_SAMPLE_BRANCH_STACK) {
         what = "branch stack";

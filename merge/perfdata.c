@@ -42,7 +42,7 @@ enum {
     REC_COMPRESSED = 81,
     REC_COMPRESSED2 = 83,
 };
-enum { FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12, FEAT_BITS = 256 };
+enum { FEAT_TRACING_DATA = 1, FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12, FEAT_BITS = 256 };
 enum { EVENT_UPDATE_NAME = 2 };
 #define MISC_BUILD_ID_SIZE (1u << 15)     /* build id record carries its size */
 
@@ -67,6 +67,8 @@ struct perf_reader {
     struct pd_build_id *bids;
     size_t n_bids, cap_bids;
     u64 lost;
+    u8 *tdata;                  /* TRACING_DATA, as recorded */
+    size_t tdata_size;
 
     ZSTD_DStream *zs;
     u8 *z;                      /* decompressed bytes z[zpos..zlen) */
@@ -349,7 +351,7 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
                     continue;
                 u64 f_off = rd64(table + 16 * k), f_size = rd64(table + 16 * k + 8);
                 k++;
-                if (b != FEAT_EVENT_DESC && b != FEAT_BUILD_ID)
+                if (b != FEAT_EVENT_DESC && b != FEAT_BUILD_ID && b != FEAT_TRACING_DATA)
                     continue;
                 if (f_off > file_size || f_size > file_size - f_off) {
                     set_err(r, t_off + 16 * (k - 1), "feature %d section is outside the file", b);
@@ -357,6 +359,11 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
                 }
                 u8 *f = read_at(r, f_off, f_size, "feature section");
                 int bad = !f || parse_feature(r, b, f_off, f, (size_t)f_size) < 0;
+                if (f && b == FEAT_TRACING_DATA && !r->tdata) {    /* kept, not copied */
+                    r->tdata = f;
+                    r->tdata_size = (size_t)f_size;
+                    f = NULL;
+                }
                 free(f);
                 if (bad)
                     goto out;
@@ -449,6 +456,7 @@ void perf_reader__delete(struct perf_reader *r)
         free(r->bids[i].filename);
     free(r->attrs);
     free(r->layouts);
+    free(r->tdata);
     free(r->bids);
     ZSTD_freeDStream(r->zs);
     free(r->z);
@@ -560,15 +568,24 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
             continue;
         }
         if (rec->type == REC_TRACING_DATA && r->pipe_mode && rec->size >= 12) {
-            /* In a pipe the tracepoint formats follow the record, padded. */
-            u64 skip = ((u64)rd32(rec->p + 8) + 7) & ~7ull;
+            /* In a pipe the tracepoint formats follow the record, padded;
+             * the first copy is kept for tracedata.c. */
+            u64 size = rd32(rec->p + 8), skip = (size + 7) & ~7ull, at = 0;
+            int keep = !r->tdata && size <= MAX_SECTION;
+            if (keep)
+                r->tdata = xmalloc(size ? size : 1);
             while (skip) {
                 ssize_t k = src_want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
                 if (k <= 0)
                     goto tail;
+                if (keep && at < size)
+                    memcpy(r->tdata + at, src_ptr(&r->src), (size_t)(size - at < (u64)k ? size - at : (u64)k));
+                at += (u64)k;
                 src_take(&r->src, (size_t)k);
                 skip -= (u64)k;
             }
+            if (keep)
+                r->tdata_size = (size_t)size;
         }
         return 1;
     }
@@ -697,11 +714,19 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
             continue;
         }
         if (rec.type == PERF_RECORD_LOST && rec.size >= 24) {
+            /* counted per event too: the record names the one whose
+             * buffer overflowed */
+            struct pd_attr *a = attr_by_id(r, rd64(rec.p + 8), &(size_t){0});
             r->lost += rd64(rec.p + 16);
+            if (a)
+                a->lost += rd64(rec.p + 16);
             continue;
         }
         if (rec.type == PERF_RECORD_LOST_SAMPLES && rec.size >= 16) {
+            size_t idx;
             r->lost += rd64(rec.p + 8);
+            if (attr_of(r, &rec, &idx))
+                r->attrs[idx].lost += rd64(rec.p + 8);
             continue;
         }
         if (!record_is_queued(rec.type))
@@ -756,6 +781,12 @@ size_t perf_reader__n_build_ids(const struct perf_reader *r)
 const struct pd_build_id *perf_reader__build_id(const struct perf_reader *r, size_t i)
 {
     return &r->bids[i];
+}
+
+const void *perf_reader__tracing_data(const struct perf_reader *r, size_t *size)
+{
+    *size = r->tdata_size;
+    return r->tdata_size ? r->tdata : NULL;
 }
 
 uint64_t perf_reader__lost(const struct perf_reader *r)

@@ -22,6 +22,7 @@ struct pd_attr {
     char *name;                     /* "cpu-clock", from EVENT_DESC or derived */
     uint64_t *ids;
     size_t n_ids;
+    uint64_t lost;                  /* its records lost while recording */
 };
 
 /*
@@ -43,6 +44,8 @@ struct pd_sample {
     unsigned n_regs;
     const uint8_t *stack;
     uint64_t stack_size, stack_dyn_size;
+    const void *raw;                /* PERF_SAMPLE_RAW: a tracepoint's fields */
+    uint32_t raw_size;
 };
 
 struct pd_mmap {
@@ -118,6 +121,9 @@ const struct pd_build_id *perf_reader__build_id(const struct perf_reader *r, siz
 
 /* Counts for the -v summary. */
 uint64_t perf_reader__lost(const struct perf_reader *r);        /* lost samples */
+/* The TRACING_DATA section (tracepoint formats, see tracedata.h), or NULL;
+ * in a pipe it arrives before the first sample. */
+const void *perf_reader__tracing_data(const struct perf_reader *r, size_t *size);
 /* Progress: bytes consumed so far and in total (0 when unknown, e.g. a pipe). */
 void perf_reader__progress(const struct perf_reader *r, uint64_t *done, uint64_t *total);
 

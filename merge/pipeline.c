@@ -6,6 +6,7 @@
 #include "unwind.h"
 #include "unwind_dwarf.h"
 #include "elfsyms.h"
+#include "modes.h"
 #include "util.h"
 
 #include <errno.h>
@@ -30,15 +31,17 @@ struct run {
     struct profile *p;
     u32 *pframe;                /* symbols frame id -> profile frame id + 1 */
     size_t cap_pframe;
-    u32 root_first[UNWIND_MAX_FRAMES];
+    u32 root_first[UNWIND_MAX_FRAMES + 2];
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
     struct uframe uf[UNWIND_MAX_FRAMES];
-    uint32_t ids[UNWIND_MAX_FRAMES], kept[UNWIND_MAX_FRAMES];
+    /* room for the [truncated] root and a marker leaf */
+    uint32_t ids[UNWIND_MAX_FRAMES + 2], kept[UNWIND_MAX_FRAMES + 2];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
     struct root_memo roots[ROOT_MEMO];
     const char *shown;          /* the input's name in messages */
-    int typed;                  /* the value types are set */
+    int typed;                  /* modes__init done: at the first sample */
+    struct modes m;
     uint64_t progress_at;       /* when to show progress next (ns) */
     int progress_shown;
 };
@@ -83,13 +86,6 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
     default:
         return -1;
     }
-}
-
-/* An event name matches with or without its modifiers ("cycles:u"). */
-static int event_matches(const char *name, const char *want)
-{
-    size_t n = strlen(want);
-    return strcmp(name, want) == 0 || (strncmp(name, want, n) == 0 && name[n] == ':');
 }
 
 /* The profile's thread for t, with its root label: comm, comm-PID or
@@ -144,41 +140,26 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
     return pf;
 }
 
-/* The value types of the profile, and which one weighs the stacks. */
-static int set_types(struct run *x)
-{
-    const char *ev = x->event, *shown = x->shown;
-    int clock = event_matches(ev, "cpu-clock") || event_matches(ev, "task-clock");
-    struct value_type types[] = {{"samples", "count"},
-                                 {clock ? "cpu-ns" : "period", clock ? "nanoseconds" : "count"}};
-    profile__set_types(x->p, types, 2, 1);
-    const char *w = x->o->weight;
-    if (!w || !strcmp(w, "period"))
-        return 0;
-    int i = profile__find_type(x->p, !strcmp(w, "count") ? "samples" : w);
-    if (i < 0) {
-        fprintf(stderr, "pymerge: %s: no value %s in this recording; it has: samples, %s\n",
-                shown, w, types[1].name);
-        return -EINVAL;
-    }
-    profile__set_weight(x->p, (size_t)i);
-    return 0;
-}
-
 static int sample(struct run *x, const struct pd_event *ev)
 {
     const struct pd_sample *s = &ev->u.sample;
     const char *name = s->attr->name;
 
-    if (!x->event)                  /* stackcollapse-perf.pl: the first event seen */
-        x->event = xstrdup(name);
-    if (strcmp(name, x->event) != 0)
-        return 0;
-    if (!x->typed) {
-        int err = set_types(x);
+    if (!x->typed) {                /* stackcollapse-perf.pl: the first event seen */
+        int err = modes__init(&x->m, x->o->mode, x->p, x->r, x->event, name, x->o->weight,
+                              x->shown);
         if (err < 0)
             return err;
+        if (!x->event)
+            x->event = xstrdup(name);
         x->typed = 1;
+    }
+    enum role role = modes__role(&x->m, s->attr_idx);
+    if (role == ROLE_NONE)
+        return 0;
+    if (role == ROLE_SYS_EXIT || (role == ROLE_SWITCH && s->tid == 0)) {
+        modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
+        return 0;
     }
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     enum unwind_stop stop = UNWIND_ROOT;
@@ -212,14 +193,18 @@ static int sample(struct run *x, const struct pd_event *ev)
     n = kept;
     if (stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
         x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
+    char marker[64];
+    if (modes__marker(&x->m, s, marker, sizeof marker)) {
+        memmove(x->ids + 1, x->ids, n * sizeof(*x->ids));
+        x->ids[0] = symbols__named(x->sy, marker, FRAME_ROOT);
+        n++;
+    }
     x->frames += n;
     x->samples++;
     size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
     for (size_t i = 0; i < m; i++)
         x->root_first[i] = pframe_of(x, x->kept[m - 1 - i]);
-    /* stackcollapse-perf.pl counts a period of 0 (or none) as 1. */
-    u64 v[PROFILE_MAX_VALUES] = {1, s->period ? s->period : 1};
-    profile__add(x->p, thread_of(x, t), profile__stack(x->p, x->root_first, m), s->time, v);
+    modes__sample(&x->m, s, thread_of(x, t), profile__stack(x->p, x->root_first, m));
     return 0;
 }
 
@@ -318,6 +303,9 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         if (ev.type == PD_SAMPLE) {
             if ((ret = sample(x, &ev)) < 0)
                 goto out;
+        } else if (ev.type == PD_SWITCH) {
+            if (x->typed)
+                modes__switch(&x->m, &ev.u.sw, ev.time);
         } else {
             session__apply(x->s, &ev);
         }
@@ -334,6 +322,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
         goto out;
     }
+    if (x->typed)
+        modes__finish(&x->m);
     profile__finish(x->p);
     if (o->verbose)
         fprintf(stderr, "pymerge: %" PRIu64 " samples (%s), %" PRIu64 " lost, %.1f%% of frames "
@@ -343,14 +333,24 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
                 perf_reader__truncated(x->r) ? ", input truncated" : "");
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
-    if (!o->verbose && perf_reader__lost(x->r))
-        fprintf(stderr, "pymerge: %s: %" PRIu64 " samples were lost while recording\n", shown,
+    if (perf_reader__lost(x->r)) {
+        fprintf(stderr, "pymerge: %s: %" PRIu64 " records were lost while recording:", shown,
                 perf_reader__lost(x->r));
+        for (size_t i = 0; i < perf_reader__n_attrs(x->r); i++)
+            if (perf_reader__attr(x->r, i)->lost)
+                fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
+                        perf_reader__attr(x->r, i)->lost);
+        fputs(" (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
+    }
+    if (o->verbose && x->m.unpaired)
+        fprintf(stderr, "pymerge: %" PRIu64 " spans without their closing event (lost, or still"
+                " open at the end)\n", x->m.unpaired);
     *out = x->p;
     x->p = NULL;
     ret = 0;
 out:
     unwind_dwarf__delete(x->ud);
+    modes__exit(&x->m);
     profile__delete(x->p);
     free(x->pframe);
     symbols__delete(x->sy);

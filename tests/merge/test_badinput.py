@@ -203,7 +203,7 @@ class LostTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(', 1234 lost,', p.stderr)
         self.assertEqual(p.stdout, run(FP).stdout)
-        self.assertIn('1234 samples were lost', run(path).stderr)
+        self.assertIn('1234 records were lost while recording', run(path).stderr)
 
 
 class TruncatedTest(unittest.TestCase):

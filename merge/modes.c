@@ -1,0 +1,318 @@
+/* modes.c - events -> values, per mode (see modes.h). */
+#include "modes.h"
+#include "syscalls.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An event name matches with or without its modifiers ("cycles:u"). */
+int event_matches(const char *name, const char *want)
+{
+    size_t n = strlen(want);
+    return strcmp(name, want) == 0 || (strncmp(name, want, n) == 0 && name[n] == ':');
+}
+
+static int is_clock(const char *name)
+{
+    return event_matches(name, "cpu-clock") || event_matches(name, "task-clock");
+}
+
+static int has_event(struct perf_reader *r, const char *want)
+{
+    for (size_t i = 0; i < perf_reader__n_attrs(r); i++)
+        if (event_matches(perf_reader__attr(r, i)->name, want))
+            return 1;
+    return 0;
+}
+
+static enum mode detect(struct perf_reader *r)
+{
+    int sw = has_event(r, "sched:sched_switch");
+    int clock = has_event(r, "cpu-clock") || has_event(r, "task-clock");
+    if (sw && clock)
+        return MODE_WALL;
+    if (sw)
+        return MODE_OFFCPU;
+    if (has_event(r, "raw_syscalls:sys_enter") && has_event(r, "raw_syscalls:sys_exit"))
+        return MODE_SYSCALLS;
+    return MODE_CPU;
+}
+
+/* The tracepoint id of an attr: fields are looked up by it. */
+static int tracepoint(const struct pd_attr *a, uint64_t *id)
+{
+    *id = a->attr.config;
+    return a->attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+/* Finds field name of the event called event in r; 0, or -EINVAL after
+ * saying what is missing. */
+static int need_field(struct modes *m, struct perf_reader *r, const char *event, const char *name,
+                      struct td_field *f, const char *shown)
+{
+    for (size_t i = 0; i < perf_reader__n_attrs(r); i++) {
+        const struct pd_attr *a = perf_reader__attr(r, i);
+        uint64_t id;
+        if (!event_matches(a->name, event) || !tracepoint(a, &id))
+            continue;
+        if (m->td && tracedata__field(m->td, id, name, f) == 0)
+            return 0;
+        break;
+    }
+    fprintf(stderr, "pymerge: %s: %s has no field %s (no tracing data in the recording?)\n", shown,
+            event, name);
+    return -EINVAL;
+}
+
+/* "pymerge: FILE: no value W; values: a, b; fields of EVENT: x (type), ..." */
+static void no_such_weight(const struct modes *m, const struct pd_attr *a, const char *weight,
+                           const char *shown)
+{
+    fprintf(stderr, "pymerge: %s: no value or numeric field %s for %s; values:", shown, weight,
+            a ? a->name : "this recording");
+    for (size_t i = 0; i < profile__n_types(m->p); i++)
+        fprintf(stderr, "%s %s", i ? "," : "", profile__type(m->p, i)->name);
+    uint64_t id;
+    if (a && m->td && tracepoint(a, &id)) {
+        struct td_field_info fi;
+        fprintf(stderr, "; numeric fields:");
+        int first = 1;
+        for (size_t i = 0; tracedata__field_info(m->td, id, i, &fi) == 0; i++) {
+            if (!fi.numeric)
+                continue;
+            fprintf(stderr, "%s %s", first ? "" : ",", fi.name);
+            first = 0;
+        }
+    }
+    fputc('\n', stderr);
+}
+
+static const struct pd_attr *attr_named(struct perf_reader *r, const char *event)
+{
+    for (size_t i = 0; event && i < perf_reader__n_attrs(r); i++)
+        if (event_matches(perf_reader__attr(r, i)->name, event))
+            return perf_reader__attr(r, i);
+    return NULL;
+}
+
+int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_reader *r,
+                const char *event, const char *first, const char *weight, const char *shown)
+{
+    memset(m, 0, sizeof(*m));
+    m->p = p;
+    m->field = -1;
+    m->mode = want != MODE_AUTO ? want : event ? MODE_CPU : detect(r);
+    if (!event)
+        event = first;
+    size_t tsize;
+    const void *tdata = perf_reader__tracing_data(r, &tsize);
+    if (tdata && !(m->td = tracedata__new(tdata, tsize)))
+        fprintf(stderr, "pymerge: %s: tracing data unreadable (%s): event fields are unknown\n",
+                shown, strerror(errno));
+    m->n_roles = perf_reader__n_attrs(r);
+    m->role = xcalloc(m->n_roles + 1, 1);
+    const struct pd_attr *sel = attr_named(r, event);
+    int clock = sel ? is_clock(sel->name) : 0;
+
+    switch (m->mode) {
+    case MODE_AUTO:
+    case MODE_CPU: {
+        struct value_type t[] = {{"samples", "count"},
+                                 {clock ? "cpu-ns" : "period", clock ? "nanoseconds" : "count"},
+                                 {"", "count"}};
+        profile__set_types(p, t, 2, 1);
+        for (size_t i = 0; i < m->n_roles; i++)
+            if (sel && !strcmp(perf_reader__attr(r, i)->name, sel->name))
+                m->role[i] = ROLE_SAMPLE;
+        if (weight && strcmp(weight, "period") && strcmp(weight, "count") &&
+            profile__find_type(p, weight) < 0) {
+            uint64_t id;
+            if (!sel || !m->td || !tracepoint(sel, &id) ||
+                tracedata__field(m->td, id, weight, &m->f_weight) < 0) {
+                no_such_weight(m, sel, weight, shown);
+                return -EINVAL;
+            }
+            t[2].name = weight;
+            profile__set_types(p, t, 3, 2);
+            m->field = 2;
+            return 0;
+        }
+        break;
+    }
+    case MODE_OFFCPU: {
+        struct value_type t[] = {{"count", "count"}, {"offcpu-ns", "nanoseconds"}};
+        profile__set_types(p, t, 2, 1);
+        m->v_off = 1;
+        m->v_wall = 1;
+        m->v_cpu = SIZE_MAX;
+        break;
+    }
+    case MODE_WALL: {
+        struct value_type t[] = {{"samples", "count"}, {"cpu-ns", "nanoseconds"},
+                                 {"offcpu-ns", "nanoseconds"}, {"wall-ns", "nanoseconds"}};
+        profile__set_types(p, t, 4, 3);
+        m->v_cpu = 1, m->v_off = 2, m->v_wall = 3;
+        break;
+    }
+    case MODE_SYSCALLS: {
+        struct value_type t[] = {{"count", "count"}, {"latency-ns", "nanoseconds"}};
+        profile__set_types(p, t, 2, 0);
+        break;
+    }
+    }
+    if (m->mode == MODE_OFFCPU || m->mode == MODE_WALL) {
+        if (need_field(m, r, "sched:sched_switch", "prev_state", &m->f_state, shown) < 0)
+            return -EINVAL;
+        m->has_next_pid = need_field(m, r, "sched:sched_switch", "next_pid", &m->f_next_pid,
+                                     shown) == 0;
+        for (size_t i = 0; i < m->n_roles; i++) {
+            const char *n = perf_reader__attr(r, i)->name;
+            m->role[i] = event_matches(n, "sched:sched_switch") ? ROLE_SWITCH
+                         : m->mode == MODE_WALL && is_clock(n) ? ROLE_SAMPLE : ROLE_NONE;
+        }
+    } else if (m->mode == MODE_SYSCALLS) {
+        if (need_field(m, r, "raw_syscalls:sys_enter", "id", &m->f_id, shown) < 0)
+            return -EINVAL;
+        for (size_t i = 0; i < m->n_roles; i++) {
+            const char *n = perf_reader__attr(r, i)->name;
+            m->role[i] = event_matches(n, "raw_syscalls:sys_enter") ? ROLE_SYS_ENTER
+                         : event_matches(n, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
+        }
+    }
+    if (m->mode != MODE_CPU)
+        m->spans = intervals__new();
+    if (weight) {
+        int i = profile__find_type(p, weight);
+        if (i < 0 && (!strcmp(weight, "count") || !strcmp(weight, "samples")))
+            i = 0;      /* every mode's first value counts events */
+        if (i < 0 && !strcmp(weight, "period") && m->mode == MODE_CPU)
+            i = 1;
+        if (i < 0) {
+            no_such_weight(m, m->mode == MODE_CPU ? sel : NULL, weight, shown);
+            return -EINVAL;
+        }
+        profile__set_weight(p, (size_t)i);
+    }
+    return 0;
+}
+
+void modes__exit(struct modes *m)
+{
+    tracedata__delete(m->td);
+    intervals__delete(m->spans);
+    free(m->role);
+    memset(m, 0, sizeof(*m));
+}
+
+/* prev_state as ps prints it: S sleeping, D disk (uninterruptible), R
+ * preempted while runnable, and the rarer stopped/traced/dead/parked/idle. */
+static char state_letter(uint64_t state)
+{
+    static const char letters[] = "SDTtXZPI";
+    for (int b = 0; b < 8; b++)
+        if (state & (1u << b))
+            return letters[b];
+    return 'R';
+}
+
+int modes__marker(const struct modes *m, const struct pd_sample *s, char *buf, size_t len)
+{
+    uint64_t v;
+    switch (modes__role(m, s->attr_idx)) {
+    case ROLE_SWITCH:
+        if (td_field__read(&m->f_state, s->raw, s->raw_size, &v) < 0)
+            return 0;
+        snprintf(buf, len, "[off-cpu: %c]", state_letter(v));
+        return 1;
+    case ROLE_SYS_ENTER: {
+        if (td_field__read(&m->f_id, s->raw, s->raw_size, &v) < 0)
+            return 0;
+        const char *name = syscall_name((long)v);
+        if (name)
+            snprintf(buf, len, "[syscall %s]", name);
+        else
+            snprintf(buf, len, "[syscall %" PRId64 "]", (int64_t)v);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* A span's values: off-CPU time, or one system call and its latency. */
+static void close_span(struct modes *m, const struct span *sp, uint64_t end)
+{
+    uint64_t v[PROFILE_MAX_VALUES] = {0}, d = end > sp->start ? end - sp->start : 0;
+    v[0] = 1;
+    if (m->mode == MODE_SYSCALLS) {
+        v[1] = d;
+    } else {
+        v[m->v_off] = d;
+        v[m->v_wall] = d;
+    }
+    profile__add(m->p, sp->thread, sp->stack, sp->start, v);
+}
+
+void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
+{
+    uint64_t v[PROFILE_MAX_VALUES] = {1, s->period ? s->period : 1};
+    struct span sp = {s->time, thread, stack}, old;
+    if (s->time > m->last_time)
+        m->last_time = s->time;
+    switch (modes__role(m, s->attr_idx)) {
+    case ROLE_SAMPLE:
+        if (m->mode == MODE_WALL)      /* on the CPU: its period is elapsed time too */
+            v[m->v_wall] = v[m->v_cpu];
+        if (m->field >= 0 && td_field__read(&m->f_weight, s->raw, s->raw_size, &v[m->field]) < 0)
+            v[m->field] = 0;
+        profile__add(m->p, thread, stack, s->time, v);
+        break;
+    case ROLE_SWITCH: {
+        uint64_t next;
+        /* In a system-wide recording the switch also says who comes in. */
+        if (m->has_next_pid && td_field__read(&m->f_next_pid, s->raw, s->raw_size, &next) == 0
+            && next && intervals__close(m->spans, (uint32_t)next, &old))
+            close_span(m, &old, s->time);
+        if (s->tid == 0)            /* the idle task is not waiting */
+            break;
+        if (intervals__open(m->spans, s->tid, &sp, &old))
+            m->unpaired++;          /* its switch-in was lost */
+        break;
+    }
+    case ROLE_SYS_ENTER:
+        if (intervals__open(m->spans, s->tid, &sp, &old)) {
+            m->unpaired++;
+            close_span(m, &old, old.start);
+        }
+        break;
+    case ROLE_SYS_EXIT:
+        if (intervals__close(m->spans, s->tid, &old))
+            close_span(m, &old, s->time);
+        break;
+    case ROLE_NONE:
+        break;
+    }
+}
+
+void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time)
+{
+    struct span old;
+    if (time > m->last_time)
+        m->last_time = time;
+    if (!sw->out && m->spans && (m->mode == MODE_OFFCPU || m->mode == MODE_WALL) &&
+        intervals__close(m->spans, sw->tid, &old))
+        close_span(m, &old, time);
+}
+
+void modes__finish(struct modes *m)
+{
+    struct span sp;
+    while (m->spans && intervals__drain(m->spans, &sp)) {
+        m->unpaired += m->mode == MODE_SYSCALLS;
+        close_span(m, &sp, m->mode == MODE_SYSCALLS ? sp.start : m->last_time);
+    }
+}

@@ -1,0 +1,80 @@
+/*
+ * modes.h - what a recording measures, and how its events become values.
+ *
+ *   cpu       samples of one event (cpu-clock: cpu-ns; others: period)
+ *   offcpu    sched:sched_switch: each switch-out's stack, weighted by how
+ *             long the thread stayed off the CPU (until its next switch-in)
+ *   wall      cpu-clock samples and off-CPU spans together, per thread:
+ *             wall-ns, a function's share of elapsed time
+ *   syscalls  raw_syscalls:sys_enter paired with sys_exit: count and
+ *             latency-ns per stack, the call's name as the leaf
+ *
+ * The mode comes from the recording's events (pyperf-record --mode makes
+ * the matching set), so a plain `pymerge perf.data` does the right thing;
+ * --mode overrides.  --event selects one event and the cpu mode.
+ */
+#ifndef PYMERGE_MODES_H
+#define PYMERGE_MODES_H
+
+#include "intervals.h"
+#include "perfdata.h"
+#include "profile.h"
+#include "tracedata.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS };
+
+/* What a sample of an event is for. */
+enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT };
+
+struct modes {
+    enum mode mode;
+    struct profile *p;
+    struct tracedata *td;       /* the recording's event formats, or NULL */
+    uint8_t *role;              /* per attr index */
+    size_t n_roles;
+    size_t v_cpu, v_off, v_wall;   /* value indexes (wall and offcpu) */
+    int field;                  /* the value index of a --weight field, or -1 */
+    struct td_field f_weight, f_state, f_next_pid, f_id;
+    int has_next_pid;
+    struct intervals *spans;
+    uint64_t last_time;
+    uint64_t unpaired;          /* spans that never closed, or lost their close */
+};
+
+/*
+ * Chooses the mode (want, or from r's events), sets p's value types and the
+ * weight (NULL: the mode's own), and each event's role.  event: the one
+ * --event selected, or NULL; the cpu mode then takes first, the first
+ * sample's event, as stackcollapse-perf.pl does.  Returns 0, or -EINVAL
+ * after printing "pymerge: SHOWN: what is wrong".
+ */
+int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_reader *r,
+                const char *event, const char *first, const char *weight, const char *shown);
+void modes__exit(struct modes *m);
+
+/* An event name matches with or without its modifiers ("cycles:u"). */
+int event_matches(const char *name, const char *want);
+
+static inline enum role modes__role(const struct modes *m, unsigned attr_idx)
+{
+    return attr_idx < m->n_roles ? (enum role)m->role[attr_idx] : ROLE_NONE;
+}
+
+/* The leaf frame that names what a sample waits in ("[off-cpu: S]",
+ * "[syscall write]"), written to buf; 0 when the sample has none. */
+int modes__marker(const struct modes *m, const struct pd_sample *s, char *buf, size_t len);
+
+/* Accounts a sample whose stack is (thread, stack) in the profile. */
+void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack);
+
+/* A switch-in (--switch-events) ends the thread's off-CPU span. */
+void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time);
+
+/* At the end: spans still open are accounted (off-CPU until the end of the
+ * recording; a system call that never returned, with no latency). */
+void modes__finish(struct modes *m);
+
+#endif

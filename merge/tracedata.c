@@ -1,0 +1,212 @@
+/*
+ * tracedata.c - the TRACING_DATA section, framed as perf writes it
+ * (tools/perf/util/trace-event-info.c), each event format handed to
+ * libtraceevent:
+ *
+ *   "\027\010\104tracing"  version string  endianness u8  long size u8
+ *   page size u32  "header_page\0" size u64 data  "header_event\0" size u64 data
+ *   ftrace formats: count u32, each size u64 data
+ *   event formats:  systems u32, each name string, count u32, each size u64 data
+ *   kallsyms: size u32 data   printk: size u32 data   [0.6+] cmdlines: size u64 data
+ *
+ * Only what the fields need is read: everything up to the event formats.
+ */
+#include "tracedata.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <traceevent/event-parse.h>
+
+struct tracedata {
+    struct tep_handle *tep;
+    int big_endian;
+};
+
+struct cur {
+    const u8 *p, *end;
+    int big_endian;
+};
+
+static int need(struct cur *c, size_t n)
+{
+    return (size_t)(c->end - c->p) >= n;
+}
+
+static int get_u32(struct cur *c, u32 *v)
+{
+    if (!need(c, 4))
+        return -1;
+    u32 x;
+    memcpy(&x, c->p, 4);
+    *v = c->big_endian ? __builtin_bswap32(x) : x;
+    c->p += 4;
+    return 0;
+}
+
+static int get_u64(struct cur *c, u64 *v)
+{
+    if (!need(c, 8))
+        return -1;
+    u64 x;
+    memcpy(&x, c->p, 8);
+    *v = c->big_endian ? __builtin_bswap64(x) : x;
+    c->p += 8;
+    return 0;
+}
+
+/* A NUL-terminated string at the cursor, or NULL. */
+static const char *get_str(struct cur *c)
+{
+    const u8 *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
+    if (!nul)
+        return NULL;
+    const char *s = (const char *)c->p;
+    c->p = nul + 1;
+    return s;
+}
+
+/* A u64-sized block: *p and *n, or -1 when it overruns. */
+static int get_block(struct cur *c, const u8 **p, u64 *n)
+{
+    if (get_u64(c, n) < 0 || !need(c, 0) || *n > (u64)(c->end - c->p))
+        return -1;
+    *p = c->p;
+    c->p += *n;
+    return 0;
+}
+
+static int parse(struct tracedata *td, const u8 *buf, size_t size)
+{
+    static const char magic[] = "\027\010\104tracing";
+    struct cur c = {buf, buf + size, 0};
+    const u8 *p;
+    u64 n;
+    u32 count, page_size;
+
+    if (!need(&c, 10) || memcmp(c.p, magic, 10) != 0)
+        return -1;
+    c.p += 10;
+    if (!get_str(&c) || !need(&c, 2))       /* version */
+        return -1;
+    td->big_endian = c.big_endian = c.p[0] != 0;
+    int long_size = c.p[1];
+    c.p += 2;
+    if ((long_size != 4 && long_size != 8) || get_u32(&c, &page_size) < 0)
+        return -1;
+    tep_set_file_bigendian(td->tep, c.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+    tep_set_long_size(td->tep, long_size);
+    tep_set_page_size(td->tep, (int)page_size);
+    if (!need(&c, 12) || memcmp(c.p, "header_page", 12) != 0)
+        return -1;
+    c.p += 12;
+    if (get_block(&c, &p, &n) < 0)
+        return -1;
+    if (!need(&c, 13) || memcmp(c.p, "header_event", 13) != 0)
+        return -1;
+    c.p += 13;
+    if (get_block(&c, &p, &n) < 0 || get_u32(&c, &count) < 0)
+        return -1;
+    for (u32 i = 0; i < count; i++)         /* ftrace's own events: not sampled */
+        if (get_block(&c, &p, &n) < 0)
+            return -1;
+    u32 systems;
+    if (get_u32(&c, &systems) < 0)
+        return -1;
+    for (u32 s = 0; s < systems; s++) {
+        const char *sys = get_str(&c);
+        if (!sys || get_u32(&c, &count) < 0)
+            return -1;
+        for (u32 i = 0; i < count; i++) {
+            if (get_block(&c, &p, &n) < 0)
+                return -1;
+            /* A format libtraceevent cannot parse leaves that one event
+             * without fields; the others still work. */
+            tep_parse_event(td->tep, (const char *)p, (unsigned long)n, sys);
+        }
+    }
+    return 0;
+}
+
+struct tracedata *tracedata__new(const void *buf, size_t size)
+{
+    struct tracedata *td = xcalloc(1, sizeof(*td));
+    if (!(td->tep = tep_alloc())) {
+        free(td);
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (parse(td, buf, size) < 0) {
+        tracedata__delete(td);
+        errno = EINVAL;
+        return NULL;
+    }
+    return td;
+}
+
+void tracedata__delete(struct tracedata *td)
+{
+    if (!td)
+        return;
+    tep_free(td->tep);
+    free(td);
+}
+
+static struct tep_event *event_of(struct tracedata *td, uint64_t id)
+{
+    return id <= INT32_MAX ? tep_find_event(td->tep, (int)id) : NULL;
+}
+
+const char *tracedata__event_name(struct tracedata *td, uint64_t id)
+{
+    struct tep_event *ev = event_of(td, id);
+    return ev ? ev->name : NULL;
+}
+
+static int is_numeric(const struct tep_format_field *f)
+{
+    return !(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)) &&
+           (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
+}
+
+int tracedata__field(struct tracedata *td, uint64_t id, const char *name, struct td_field *out)
+{
+    struct tep_event *ev = event_of(td, id);
+    struct tep_format_field *f = ev ? tep_find_field(ev, name) : NULL;
+    if (!f)
+        return -ENOENT;
+    if (!is_numeric(f) || f->offset < 0)
+        return -EINVAL;
+    *out = (struct td_field){(u32)f->offset, (u32)f->size, !!(f->flags & TEP_FIELD_IS_SIGNED),
+                             td->big_endian};
+    return 0;
+}
+
+int tracedata__field_info(struct tracedata *td, uint64_t id, size_t i, struct td_field_info *fi)
+{
+    struct tep_event *ev = event_of(td, id);
+    if (!ev)
+        return -ENOENT;
+    struct tep_format_field *f = ev->format.fields;
+    while (f && i--)
+        f = f->next;
+    if (!f)
+        return -ENOENT;
+    *fi = (struct td_field_info){f->name, f->type, is_numeric(f)};
+    return 0;
+}
+
+int td_field__read(const struct td_field *f, const void *raw, size_t size, uint64_t *val)
+{
+    if (!raw || f->offset > size || f->size > size - f->offset)
+        return -EINVAL;
+    const u8 *p = (const u8 *)raw + f->offset;
+    u64 v = 0;
+    for (u32 i = 0; i < f->size; i++)           /* any endianness, any alignment */
+        v |= (u64)p[f->big_endian ? i : f->size - 1 - i] << (8 * (f->size - 1 - i));
+    if (f->is_signed && f->size < 8 && (v >> (8 * f->size - 1)) & 1)
+        v |= ~0ull << (8 * f->size);
+    *val = v;
+    return 0;
+}
