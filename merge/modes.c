@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An event name matches with or without its modifiers ("cycles:u"). */
+/* An event name matches with or without its modifiers ("cycles:u") or
+ * terms ("cpu-clock/freq=999/"). */
 int event_matches(const char *name, const char *want)
 {
     size_t n = strlen(want);
-    return strcmp(name, want) == 0 || (strncmp(name, want, n) == 0 && name[n] == ':');
+    return strncmp(name, want, n) == 0 && (name[n] == 0 || name[n] == ':' || name[n] == '/');
 }
 
 static int is_clock(const char *name)
@@ -183,8 +184,18 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
                          : event_matches(n, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
         }
     }
-    if (m->mode != MODE_CPU)
+    if (m->mode != MODE_CPU) {
         m->spans = intervals__new();
+        /* Pairing needs every event: a sampled tracepoint (perf record -F
+         * applied to it) drops most of them. */
+        for (size_t i = 0; i < m->n_roles; i++) {
+            const struct pd_attr *a = perf_reader__attr(r, i);
+            if (m->role[i] > ROLE_SAMPLE && (a->attr.freq || a->attr.sample_period != 1))
+                fprintf(stderr, "pymerge: %s: %s was sampled, not recorded at every event "
+                        "(perf record -F or -c applied to it): its spans are incomplete; "
+                        "record it without -F or -c\n", shown, a->name);
+        }
+    }
     if (weight) {
         int i = profile__find_type(p, weight);
         if (i < 0 && (!strcmp(weight, "count") || !strcmp(weight, "samples")))

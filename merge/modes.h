@@ -55,7 +55,8 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
                 const char *event, const char *first, const char *weight, const char *shown);
 void modes__exit(struct modes *m);
 
-/* An event name matches with or without its modifiers ("cycles:u"). */
+/* An event name matches with or without its modifiers ("cycles:u") or
+ * terms ("cpu-clock/freq=999/"). */
 int event_matches(const char *name, const char *want);
 
 static inline enum role modes__role(const struct modes *m, unsigned attr_idx)
