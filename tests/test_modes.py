@@ -1,0 +1,290 @@
+"""Off-CPU, wall-clock, system-call and field weights, end to end.
+
+Real programs are recorded by pyperf-record --mode (real perf, real
+tracepoints, as root: tracefs is mounted by pyperf-record when missing) and
+merged by pymerge; every figure is checked against what the program itself
+measured.  Run by /usr/bin/python3 (meson suite "modes") with PYPERF_SCRIPTS,
+PYMERGE, PYPERFMAP_PATH, and SPEEDSCOPE_SCHEMA set; TEST_PYTHONS lists the
+interpreters for the GIL test.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import time
+import unittest
+from collections import Counter, defaultdict
+
+SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYMERGE = os.environ.get("PYMERGE", "pymerge")
+PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
+PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
+
+# The main thread runs four timed phases, each through a few nested calls;
+# helper threads hold a lock and feed a pipe late.  It prints what it
+# measured, per phase, with time.perf_counter.
+PHASES = r"""
+import json, os, sys, threading, time
+
+def spin(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+def cpu_inner(): return spin(CPU_N)
+def cpu_phase(): return cpu_inner()
+
+def sleep_inner(): time.sleep(0.3)
+def sleep_phase(): sleep_inner()
+
+def lock_inner(lock):
+    with lock:
+        pass
+def lock_phase(lock): lock_inner(lock)
+
+def pipe_inner(r): return os.read(r, 1)
+def pipe_phase(r): return pipe_inner(r)
+
+def holder(lock, go):
+    with lock:
+        go.set()
+        time.sleep(0.3)
+
+def feeder(w):
+    time.sleep(0.3)
+    os.write(w, b"x")
+
+def main():
+    lock, go = threading.Lock(), threading.Event()
+    r, w = os.pipe()
+    took = {}
+    t = time.perf_counter(); cpu_phase(); took["cpu_phase"] = time.perf_counter() - t
+    t = time.perf_counter(); sleep_phase(); took["sleep_phase"] = time.perf_counter() - t
+    h = threading.Thread(target=holder, args=(lock, go)); h.start(); go.wait()
+    t = time.perf_counter(); lock_phase(lock); took["lock_phase"] = time.perf_counter() - t
+    f = threading.Thread(target=feeder, args=(w,)); f.start()
+    t = time.perf_counter(); pipe_phase(r); took["pipe_phase"] = time.perf_counter() - t
+    h.join(); f.join()
+    print(json.dumps(took))
+
+CPU_N = int(sys.argv[1])
+main()
+"""
+
+GIL = r"""
+import sys, threading
+def burn(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+def worker(): burn(int(sys.argv[1]))
+ts = [threading.Thread(target=worker) for _ in range(2)]
+for t in ts: t.start()
+for t in ts: t.join()
+"""
+
+WRITES = r"""
+import os
+fd = os.open(os.devnull, os.O_WRONLY)
+def writer_a():
+    for _ in range(300):
+        os.write(fd, b"a")
+def writer_b():
+    for _ in range(700):
+        os.write(fd, b"bb")
+writer_a()
+writer_b()
+"""
+
+
+def run(args, **kw):
+    env = dict(os.environ, PYTHONPATH=PYPATH)
+    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600, **kw)
+
+
+def folded(text):
+    """[(frames, weight)] of folded output."""
+    out = []
+    for line in text.splitlines():
+        stack, w = line.rsplit(" ", 1)
+        out.append((stack.split(";"), int(w)))
+    return out
+
+
+class Modes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pyperf-modes-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def record(cls, name, mode, body, *args, python=PYTHON):
+        """Records body as a script in mode; returns (folder, program stdout, seconds)."""
+        script = os.path.join(cls.dir, name + ".py")
+        with open(script, "w") as f:
+            f.write(body)
+        out = os.path.join(cls.dir, name)
+        t = time.monotonic()
+        r = run([RECORD, "--mode", mode, "-o", out, "--", python, script] + list(args))
+        took = time.monotonic() - t
+        if r.returncode != 0:
+            raise AssertionError("pyperf-record failed: " + r.stderr)
+        return out, r.stdout, took
+
+    def merge(self, *args):
+        r = run([PYMERGE] + list(args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("lost", r.stderr)
+        return r
+
+    @classmethod
+    def wall_recording(cls):
+        if not hasattr(cls, "_wall"):
+            folder, stdout, _ = cls.record("phases", "wall", PHASES, "1500000")
+            cls._wall = folder, json.loads(stdout)
+        return cls._wall
+
+    def main_thread(self, stacks):
+        """The stacks of the recorded program's main thread (--tid roots
+        comm-PID/TID: the main thread's TID is its PID)."""
+        mine = []
+        for frames, w in stacks:
+            m = re.match(r".*-(\d+)/(\d+)$", frames[0])
+            if m and m.group(1) == m.group(2) and any("phases.py" in f for f in frames):
+                mine.append((frames, w))
+        pids = {s[0][0] for s in mine}
+        self.assertEqual(len(pids), 1, pids)
+        root = pids.pop()
+        return [(f, w) for f, w in stacks if f[0] == root]
+
+    def test_wall_phases_match_what_the_program_measured(self):
+        folder, took = self.wall_recording()
+        stacks = self.main_thread(folded(self.merge("--tid", "--view", "python",
+                                                    folder + "/perf.data").stdout))
+        wall = Counter()
+        for frames, w in stacks:
+            for phase in took:
+                if any(f.startswith(phase + " ") for f in frames):
+                    wall[phase] += w
+        measured = sum(took.values())
+        recorded = sum(wall.values())
+        # Both sides measure the same four phases of the same thread.
+        for phase, secs in took.items():
+            want, got = 100 * secs / measured, 100 * wall[phase] / recorded
+            self.assertLess(abs(want - got), 3, "%s: measured %.1f%%, wall view %.1f%% (%s vs %s)"
+                            % (phase, want, got, took, dict(wall)))
+        # Nothing counted twice: the thread's wall time is about the phases'
+        # plus the interpreter's start and exit.
+        total = sum(w for _, w in stacks)
+        self.assertGreater(total, 1e9 * measured * 0.97)
+        self.assertLess(total, 1e9 * (measured + 2.0))
+
+    def test_offcpu_view_shows_the_lock_wait_under_the_waiter(self):
+        folder, took = self.wall_recording()
+        stacks = folded(self.merge("--mode", "offcpu", "--view", "python", folder + "/perf.data").stdout)
+        waits = [(f, w) for f, w in stacks if "lock_inner (phases.py)" in f]
+        self.assertTrue(waits, stacks)
+        inner = sum(w for f, w in waits
+                    if f[f.index("lock_inner (phases.py)") - 1] == "lock_phase (phases.py)"
+                    and f[-1] in ("[off-cpu: S]", "[GIL wait]"))
+        self.assertGreater(inner, 0.8 * 1e9 * took["lock_phase"], waits)
+        self.assertLess(inner, 1.1 * 1e9 * took["lock_phase"] + 5e6, waits)
+        # the lock holder's sleep is in its own thread's stacks, not the waiter's
+        sleeps = [f for f, _ in stacks if "holder (phases.py)" in f]
+        self.assertTrue(all("lock_inner (phases.py)" not in f for f in sleeps))
+
+    def test_gil_wait_under_the_python_frame(self):
+        for python in PYTHONS:
+            with self.subTest(python=python):
+                ver = os.path.basename(python)
+                folder, _, _ = self.record("gil-" + ver, "wall", GIL, "3000000", python=python)
+                stacks = folded(self.merge("--tid", "--view", "python", folder + "/perf.data").stdout)
+                per_thread = defaultdict(lambda: [0, 0])   # [wall, GIL wait]
+                for frames, w in stacks:
+                    if any(f.startswith("burn (") for f in frames):
+                        per_thread[frames[0]][0] += w
+                        if frames[-1] == "[GIL wait]":
+                            self.assertTrue(frames[-2].startswith("burn ("), frames)
+                            per_thread[frames[0]][1] += w
+                self.assertEqual(len(per_thread), 2, dict(per_thread))
+                for thread, (wall, gil) in per_thread.items():
+                    # two threads, one GIL: each waits for a good part of its life
+                    self.assertGreater(gil / wall, 0.2, (thread, wall, gil))
+                    self.assertLess(gil / wall, 0.8, (thread, wall, gil))
+
+    def test_syscall_counts_are_exact_and_latencies_add_up(self):
+        folder, _, took = self.record("writes", "syscalls", WRITES)
+        data = folder + "/perf.data"
+        counts = Counter()
+        for frames, w in folded(self.merge("--view", "python", data).stdout):
+            if frames[-1] == "[syscall write]":
+                counts[frames[-2]] += w
+        self.assertEqual(counts["writer_a (writes.py)"], 300, counts)
+        self.assertEqual(counts["writer_b (writes.py)"], 700, counts)
+        lat = Counter()
+        for frames, w in folded(self.merge("--view", "python", "--weight", "latency-ns", data).stdout):
+            self.assertTrue(frames[-1].startswith("[syscall "), frames)
+            lat[frames[-2]] += w
+        self.assertGreater(lat["writer_a (writes.py)"], 0)
+        self.assertGreater(lat["writer_b (writes.py)"], 0)
+        self.assertLess(sum(lat.values()), took * 1e9)
+
+    def test_weight_by_a_tracepoint_field(self):
+        folder, _, _ = self.record("writes2", "syscalls", WRITES)
+        data = folder + "/perf.data"
+        # raw_syscalls:sys_enter's id is the call's number: compare with perf's own decoding
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "event,trace"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                universal_newlines=True).stdout
+        ids = [int(m.group(1)) for m in re.finditer(r"sys_enter:\s+NR (\d+)", script)]
+        self.assertGreater(len(ids), 1000)
+        r = self.merge("--event", "raw_syscalls:sys_enter", "--weight", "id", data)
+        self.assertEqual(sum(w for _, w in folded(r.stdout)), sum(ids))
+        r = run([PYMERGE, "--event", "raw_syscalls:sys_enter", "--weight", "nosuch", data])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("nosuch", r.stderr)
+        self.assertIn("numeric fields: id", r.stderr)
+        # an array is not a number
+        r = run([PYMERGE, "--event", "raw_syscalls:sys_enter", "--weight", "args", data])
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_speedscope_in_time_order(self):
+        folder, took = self.wall_recording()
+        r = self.merge("--format", "speedscope", "--view", "python", folder + "/perf.data")
+        doc = json.loads(r.stdout)
+        if SCHEMA and os.path.exists(SCHEMA):
+            import jsonschema
+            with open(SCHEMA) as f:
+                jsonschema.validate(doc, json.load(f))
+        elif os.environ.get("CI") == "true":
+            self.fail("no speedscope schema at %r" % SCHEMA)
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        profiles = [p for p in doc["profiles"]
+                    if any("cpu_phase (phases.py)" in [names[i] for i in s] for s in p["samples"])]
+        self.assertEqual(len(profiles), 1)
+        p = profiles[0]
+        self.assertEqual(p["unit"], "nanoseconds")
+        order = []
+        for s in p["samples"]:
+            for phase in ("cpu_phase", "sleep_phase", "lock_phase", "pipe_phase"):
+                if phase + " (phases.py)" in [names[i] for i in s] and (not order or order[-1] != phase):
+                    order.append(phase)
+        # the phases as they ran, each one contiguous
+        self.assertEqual(order, ["cpu_phase", "sleep_phase", "lock_phase", "pipe_phase"])
+
+
+if __name__ == "__main__":
+    unittest.main()
