@@ -2,6 +2,7 @@
  * exit status (decided here only).  Inputs load in input.c, formats are in
  * writer.c's table, comparisons in diff.c. */
 #include "diff.h"
+#include "events.h"
 #include "input.h"
 #include "modes.h"
 #include "writer.h"
@@ -88,6 +89,9 @@ static const char usage[] =
     "                          pymerge --format svg --width 1800 perf.data\n"
     "  --inverted            svg: an icicle graph, root at the top\n"
     "                          pymerge --format svg --inverted perf.data\n"
+    "  --events              list the recording's events: samples, lost records, and\n"
+    "                          each tracepoint's fields (for --weight)\n"
+    "                          pymerge --events rec/perf.data\n"
     "  -v, --verbose         a summary on stderr: samples, lost, % unknown frames,\n"
     "                          processes\n"
     "                          pymerge -v perf.data > /dev/null\n"
@@ -105,7 +109,7 @@ static const char usage[] =
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
     "2 unreadable or corrupt input, 3 diff --fail-above exceeded.\n";
 
-enum { O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
+enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
        O_TOP, O_FAIL_ABOVE };
 
@@ -214,6 +218,7 @@ int main(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"view", required_argument, NULL, O_VIEW},
         {"mode", required_argument, NULL, O_MODE},
+        {"events", no_argument, NULL, O_EVENTS},
         {"no-native-leaf", no_argument, NULL, O_NO_LEAF},
         {"pid", no_argument, NULL, O_PID},
         {"tid", no_argument, NULL, O_TID},
@@ -244,7 +249,7 @@ int main(int argc, char **argv)
     };
     struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
-    int c;
+    int c, list_events = 0;
 
     while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
         switch (c) {
@@ -257,6 +262,7 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "python")) o->view.view = VIEW_PYTHON;
             else goto bad;
             break;
+        case O_EVENTS: list_events = 1; break;
         case O_MODE:
             if (!strcmp(optarg, "cpu")) o->mode = MODE_CPU;
             else if (!strcmp(optarg, "offcpu")) o->mode = MODE_OFFCPU;
@@ -312,7 +318,16 @@ int main(int argc, char **argv)
     }
     if (argc - optind > 1)
         goto bad;
-    return run_convert(&cli, optind < argc ? argv[optind] : "perf.data");
+    const char *path = optind < argc ? argv[optind] : "perf.data";
+    if (list_events) {
+        FILE *out = open_output(cli.output);
+        if (!out)
+            return 2;
+        errno = 0;
+        int ret = events__list(path, out);
+        return ret == -EINVAL ? (fclose(out), 2) : close_output(out, cli.output, ret);
+    }
+    return run_convert(&cli, path);
 bad:
     fputs("pymerge: bad usage; see pymerge --help\n", stderr);
     return 1;

@@ -261,6 +261,65 @@ class Modes(unittest.TestCase):
         r = run([PYMERGE, "--event", "raw_syscalls:sys_enter", "--weight", "args", data])
         self.assertEqual(r.returncode, 2, r.stderr)
 
+    def test_events_lists_counts_and_fields(self):
+        folder, _, _ = self.record("writes3", "syscalls", WRITES)
+        data = folder + "/perf.data"
+        r = self.merge("--events", data)
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "event"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+        counts = Counter(line.strip().rstrip(":") for line in script.splitlines())
+        for ev in ("raw_syscalls:sys_enter", "raw_syscalls:sys_exit"):
+            self.assertIn("%s: %d samples" % (ev, counts[ev]), r.stdout)
+        self.assertRegex(r.stdout, r"\n  id +long  \(numeric\)\n  args +unsigned long\[6\]\n")
+        self.assertRegex(r.stdout, r"\n  ret +long  \(numeric\)")
+
+    def test_pipe_mode(self):
+        """perf record -o - | pymerge -: the formats arrive as a record."""
+        script = os.path.join(self.dir, "writes.py")
+        with open(script, "w") as f:
+            f.write(WRITES)
+        perf = subprocess.Popen(["perf", "record", "-q", "-o", "-", "-m", "128M", "-e", "raw_syscalls:sys_enter",
+                                 "-e", "raw_syscalls:sys_exit/call-graph=no/", "--call-graph", "dwarf,16384",
+                                 "--", PYTHON, "-m", "pyperfmap", script],
+                                stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=PYPATH))
+        r = subprocess.run([PYMERGE, "--view", "python", "-"], stdin=perf.stdout, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+        perf.stdout.close()
+        self.assertEqual(perf.wait(), 0)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        counts = Counter()
+        for frames, w in folded(r.stdout):
+            if frames[-1] == "[syscall write]":
+                counts[frames[-2]] += w
+        self.assertEqual(counts, Counter({"writer_a (writes.py)": 300, "writer_b (writes.py)": 700}))
+
+    def test_uprobe_fields(self):
+        """perf probe -x libc 'malloc size=%di:u64': an argument as a weight."""
+        libc = "/lib/x86_64-linux-gnu/libc.so.6"
+        probe = ["perf", "probe", "-q", "-x", libc, "malloc size=%di:u64"]
+        subprocess.run(["perf", "probe", "-q", "-d", "probe_libc:malloc"], stderr=subprocess.DEVNULL)
+        r = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        try:
+            data = os.path.join(self.dir, "malloc.data")
+            code = ("import ctypes\nlibc = ctypes.CDLL(None)\n"
+                    "libc.malloc.restype = ctypes.c_void_p\nlibc.malloc.argtypes = [ctypes.c_size_t]\n"
+                    "libc.free.argtypes = [ctypes.c_void_p]\n"
+                    "for n in range(1, 201): libc.free(libc.malloc(n * 1000))")
+            r = subprocess.run(["perf", "record", "-q", "-e", "probe_libc:malloc", "-o", data, "--",
+                                PYTHON, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            subprocess.run(["perf", "probe", "-q", "-d", "probe_libc:malloc"], stderr=subprocess.DEVNULL)
+        self.assertRegex(self.merge("--events", data).stdout, r"\n  size +u64  \(numeric\)")
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "trace"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+        sizes = [int(m.group(1), 0) for m in re.finditer(r"size=(\w+)", script)]
+        self.assertGreater(sum(sizes), sum(n * 1000 for n in range(1, 201)))
+        r = self.merge("--event", "probe_libc:malloc", "--weight", "size", data)
+        self.assertEqual(sum(w for _, w in folded(r.stdout)), sum(sizes))
+
     def test_speedscope_in_time_order(self):
         folder, took = self.wall_recording()
         r = self.merge("--format", "speedscope", "--view", "python", folder + "/perf.data")
