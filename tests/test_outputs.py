@@ -182,6 +182,40 @@ class Speedscope(Scratch):
         self.assertEqual(first["endValue"], 5)
 
 
+class WriteErrors(Scratch):
+    """A write that fails is an error: a full disk, or a reader that went away."""
+
+    def check_full(self, args):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([PYMERGE] + args, stdout=full, stderr=subprocess.PIPE,
+                               universal_newlines=True, timeout=300)
+        self.assertEqual(r.returncode, 2, (args, r.stderr))
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("write error", r.stderr)
+
+    def test_every_format_to_a_full_disk(self):
+        folded = self.write("in.folded", FOLDED * 200)
+        for fmt in ("folded", "svg", "speedscope"):
+            with self.subTest(format=fmt):
+                self.check_full(["--input", "folded", "--format", fmt, folded])
+                r = run([PYMERGE, "--input", "folded", "--format", fmt, "-o", "/dev/full", folded])
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("/dev/full: write error", r.stderr)
+        for fmt in ("table", "svg"):
+            with self.subTest(diff=fmt):
+                self.check_full(["diff", "--format", fmt, folded, folded])
+
+    def test_closed_pipe(self):
+        big = self.write("big.folded", "".join("app;f%d;g 1\n" % i for i in range(200000)))
+        p = subprocess.Popen([PYMERGE, "--input", "folded", big], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        p.stdout.read(10)
+        p.stdout.close()
+        err = p.stderr.read()
+        self.assertEqual(p.wait(timeout=60), 2, err)
+        self.assertIn("write error", err)
+
+
 PHASES = """
 import sys
 def spin(n):
