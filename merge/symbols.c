@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { UNLOADED, LOADED, FAILED };
@@ -28,6 +29,8 @@ struct dso_syms {               /* per session dso id */
     int state;
     struct elf_image img;       /* DSO_FILE, DSO_VDSO */
     struct symtab map;          /* DSO_PERFMAP */
+    char *map_path;             /* where map came from, and its size then */
+    off_t map_size;
 };
 
 struct cache_slot {             /* (dso, address) -> frame */
@@ -119,6 +122,7 @@ void symbols__delete(struct symbols *sy)
     for (size_t i = 0; i < sy->n_dsos; i++) {
         elf_image__exit(&sy->dsos[i].img);
         symtab__exit(&sy->dsos[i].map);
+        free(sy->dsos[i].map_path);
     }
     free(sy->dsos);
     symtab__exit(&sy->kernel);
@@ -394,13 +398,36 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
             if (!dirs[i])
                 continue;
             snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], pids[k]);
-            if (perfmap__load(&ds->map, path) == 0)
+            struct stat st;
+            if (perfmap__load(&ds->map, path) == 0) {
+                free(ds->map_path);
+                ds->map_path = xstrdup(path);
+                ds->map_size = stat(path, &st) == 0 ? st.st_size : 0;
                 return 0;
+            }
             if (errno == EPERM)
                 warnx_("%s: not owned by this user or root; ignored", path);
         }
     }
     return -1;
+}
+
+/* addr in a perf map.  A process that is still running (perf record -o - |
+ * pymerge -) adds to its map after pymerge read it: a miss reloads the map
+ * once it has grown. */
+static const struct sym *perfmap_find(struct dso_syms *ds, uint64_t addr)
+{
+    const struct sym *s = symtab__find(&ds->map, addr);
+    struct stat st;
+    if (s || !ds->map_path || stat(ds->map_path, &st) != 0 || st.st_size <= ds->map_size)
+        return s;
+    struct symtab fresh = {0};
+    if (perfmap__load(&fresh, ds->map_path) != 0)
+        return NULL;
+    symtab__exit(&ds->map);
+    ds->map = fresh;
+    ds->map_size = st.st_size;
+    return symtab__find(&ds->map, addr);
 }
 
 static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
@@ -515,7 +542,7 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
         load_dso(sy, ds, d);
     if (ds->state == LOADED) {
         if (d->kind == DSO_PERFMAP)
-            s = symtab__find(&ds->map, addr);
+            s = perfmap_find(ds, addr);
         else if (elf_image__vaddr(&ds->img, addr - m->start + m->pgoff, &vaddr))
             s = symtab__find(&ds->img.syms, vaddr);
     }
@@ -564,7 +591,7 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct proces
     struct dso_syms *ds = dso_syms(sy, m->dso);
     if (ds->state == UNLOADED)
         load_dso(sy, ds, m->dso);
-    const struct sym *s = ds->state == LOADED ? symtab__find(&ds->map, addr) : NULL;
+    const struct sym *s = ds->state == LOADED ? perfmap_find(ds, addr) : NULL;
     if (!s || strncmp(s->name, "py::", 4) != 0)
         return TRAMPOLINE_NONE;
     *entry = s->start;

@@ -23,6 +23,26 @@ RECORD = os.path.join(SCRIPTS, "pyperf-record")
 PYMERGE = os.environ.get("PYMERGE", "pymerge")
 PYPATH = os.environ.get("PYPERFMAP_PATH", "")
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
+APP = os.environ.get("SPEEDSCOPE_APP", "")
+CHROMIUM = shutil.which("chromium")
+
+# Opens the app on a profile in a frame of the same origin, switches it to
+# the Sandwich view (key 3: a table, where the flame charts are canvas) and
+# writes the page's text into its own DOM, which --dump-dom prints.
+APP_PAGE = """<!DOCTYPE html><html><body><pre id="result">not loaded</pre>
+<iframe id="app" src="index.html#profileURL=%s" width="1200" height="800"></iframe>
+<script>
+setTimeout(function () {
+  var d = document.getElementById('app').contentDocument, w = d.defaultView;
+  [].slice.call(d.querySelectorAll('div')).forEach(function (e) {
+    if (e.children.length <= 1 && /^\S*Sandwich$/.test(e.textContent)) e.click();
+  });
+  w.dispatchEvent(new w.KeyboardEvent('keydown', {key: '3', bubbles: true}));
+  setTimeout(function () {
+    document.getElementById('result').textContent = JSON.stringify({title: d.title, text: d.body.innerText});
+  }, 2000);
+}, 4000);
+</script></body></html>"""
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
 
@@ -343,6 +363,47 @@ class Modes(unittest.TestCase):
                     order.append(phase)
         # the phases as they ran, each one contiguous
         self.assertEqual(order, ["cpu_phase", "sleep_phase", "lock_phase", "pipe_phase"])
+        # the Sandwich table lists functions by self time: ours has the most
+        self.check_in_the_app(r.stdout, ["spin (phases.py)", "[off-cpu: S]"])
+
+    def check_in_the_app(self, profile, names):
+        """The real speedscope app, from its npm package, served on
+        localhost in headless Chromium, shows the frames by name."""
+        if not (APP and os.path.exists(os.path.join(APP, "index.html")) and CHROMIUM):
+            if os.environ.get("CI") == "true":
+                self.fail("no speedscope app at %r or no chromium: .ci/run installs both" % APP)
+            self.skipTest("no speedscope app (npm pack speedscope, as .ci/run does) or chromium")
+        import http.server
+        import threading
+        site = tempfile.mkdtemp(prefix="speedscope-", dir=self.dir)
+        for name in os.listdir(APP):
+            os.symlink(os.path.join(APP, name), os.path.join(site, name))
+        with open(os.path.join(site, "profile.json"), "w") as f:
+            f.write(profile)
+        handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=site)
+        http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            base = "http://127.0.0.1:%d/" % server.server_address[1]
+            with open(os.path.join(site, "probe.html"), "w") as f:
+                f.write(APP_PAGE % (base + "profile.json"))
+            env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+            r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                "--user-data-dir=" + os.path.join(self.dir, "chromium-profile"),
+                                "--virtual-time-budget=15000", "--dump-dom", base + "probe.html"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+                               timeout=180, env=env)
+        finally:
+            server.shutdown()
+            server.server_close()
+        m = re.search(r'<pre id="result">([^<]*)</pre>', r.stdout)
+        self.assertTrue(m and m.group(1) != "not loaded", r.stdout[-2000:])
+        import html
+        seen = json.loads(html.unescape(m.group(1)))
+        self.assertIn("speedscope", seen["title"])
+        for name in names:
+            self.assertIn(name, seen["text"])
 
 
 if __name__ == "__main__":
