@@ -348,14 +348,14 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
         if (want_size && open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
         snprintf(why, whylen, "%s", f.fd < 0 && e ? strerror(e) : "not an ELF file");
-        return -1;
+        return f.fd < 0 && e ? -e : -ENOEXEC;
     }
     if (want_size && f.bid_size && !same_bid(&f, want, want_size)) {
         elf_file_close(&f);
         if (open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
         snprintf(why, whylen, "rebuilt since the recording (build id differs)");
-        return -1;
+        return -ESTALE;
     }
     goto found;
 found_cached:
@@ -363,9 +363,10 @@ found_cached:
 found:
     ret = load_from(img, &f, path);
     elf_file_close(&f);
-    if (ret == 0)
-        img->file = xstrdup(used);
-    return ret;
+    if (ret < 0)
+        return -ENOEXEC;
+    img->file = xstrdup(used);
+    return 0;
 }
 
 const void *elf_own_vdso(size_t *size)

@@ -37,7 +37,10 @@ struct elf_image {
 
 /*
  * Load the symbols of `path`.  want/want_size: the build id recorded for
- * it (want_size 0: no check).  Returns 0, or -1 with the reason in why.
+ * it (want_size 0: no check).  Returns 0, or a negative errno with the
+ * reason in why: -ESTALE when the file was rebuilt since the recording and
+ * perf's cache has no copy of the recorded one, -ENOEXEC when it is not a
+ * usable ELF file, or the error of opening it.
  * Names are interned in `names`.
  */
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,

@@ -5,6 +5,7 @@
 #include "events.h"
 #include "input.h"
 #include "modes.h"
+#include "util.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -209,8 +210,15 @@ static int run_convert(struct cli *c, const char *path)
     return close_output(out, c->output, ret);
 }
 
+static void out_of_memory(void)
+{
+    fputs("pymerge: out of memory\n", stderr);
+    exit(2);
+}
+
 int main(int argc, char **argv)
 {
+    util__on_oom(out_of_memory);
     int is_diff = argc > 1 && !strcmp(argv[1], "diff");
     if (is_diff)
         argc--, argv++;

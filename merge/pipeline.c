@@ -162,7 +162,7 @@ static int sample(struct run *x, const struct pd_event *ev)
         return 0;
     }
     struct thread *t = session__thread(x->s, s->pid, s->tid);
-    enum unwind_stop stop = UNWIND_ROOT;
+    enum unwind_stop stop = UNWIND_COMPLETE;
     size_t n;
     if (unwind_dwarf__wanted(&s->attr->attr)) {
         struct dwarf_ctx c = {x->sy, t->proc};
@@ -191,7 +191,7 @@ static int sample(struct run *x, const struct pd_event *ev)
         x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
     }
     n = kept;
-    if (stop != UNWIND_ROOT)    /* what was unwound, under a root that says so */
+    if (stop != UNWIND_COMPLETE)    /* what was unwound, under a root that says so */
         x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
     char marker[64];
     if (modes__marker(&x->m, s, marker, sizeof marker)) {

@@ -438,7 +438,7 @@ static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *
     case DSO_FILE:
         ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size, why, sizeof(why));
         /* A rebuilt binary would be mis-symbolized: say so, once. */
-        if (ok < 0 && strstr(why, "build id"))
+        if (ok == -ESTALE)
             warnx_("%s: %s; its frames are shown as [%s]", d->path, why, path_basename(d->path));
         break;
     case DSO_VDSO:

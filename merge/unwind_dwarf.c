@@ -72,7 +72,7 @@ static const int8_t perf_to_dwarf[24] = {
 const char *unwind_stop__name(enum unwind_stop stop)
 {
     static const char *const names[UNWIND_NSTOPS] = {
-        [UNWIND_ROOT] = "complete",     [UNWIND_TRUNCATED] = "truncated",
+        [UNWIND_COMPLETE] = "complete",     [UNWIND_TRUNCATED] = "truncated",
         [UNWIND_NO_REGS] = "no-regs",   [UNWIND_NO_MAP] = "no-map",
         [UNWIND_NO_CFI] = "no-cfi",     [UNWIND_BAD_FRAME] = "bad-frame",
         [UNWIND_DEPTH] = "too-deep",
@@ -128,7 +128,7 @@ static enum unwind_stop read_mapped(struct walk *w, uint64_t addr, unsigned len,
     if (w->lookup(w->ctx, addr, &m) == 0 && m.kind == UNWIND_MAP_ELF) {
         struct cfi *c = dso_cfi(w->u, &m);
         if (c && cfi__read(c, addr - m.start + m.pgoff, val, len) == 0)
-            return UNWIND_ROOT;
+            return UNWIND_COMPLETE;
     }
     if (addr >= w->lo + w->size && addr - (w->lo + w->size) < STACK_SLACK)
         return UNWIND_TRUNCATED;
@@ -145,7 +145,7 @@ static inline enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned 
             memcpy(val, w->stack + (addr - w->lo), 8);
         else
             memcpy(val, w->stack + (addr - w->lo), len);
-        return UNWIND_ROOT;
+        return UNWIND_COMPLETE;
     }
     return read_mapped(w, addr, len, val);
 }
@@ -167,7 +167,7 @@ static long op_at(struct cfi_expr e, uint64_t target)
 /*
  * Evaluate a DWARF expression over the current frame.  Only CFI that
  * libdw cannot reduce to "register + offset" gets here: PLT stubs, signal
- * frames, realigned stacks.  UNWIND_ROOT means success.
+ * frames, realigned stacks.  UNWIND_COMPLETE means success.
  */
 static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *cfa, uint64_t *out)
 {
@@ -226,7 +226,7 @@ static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *
                 unsigned len = a == DW_OP_deref ? 8 : (unsigned)op->n1;
                 if (len == 0 || len > 8)
                     return UNWIND_BAD_FRAME;
-                if ((rc = read_mem(w, st[sp - 1], len, &st[sp - 1])) != UNWIND_ROOT)
+                if ((rc = read_mem(w, st[sp - 1], len, &st[sp - 1])) != UNWIND_COMPLETE)
                     return rc;
                 break;
             }
@@ -273,7 +273,7 @@ static enum unwind_stop eval(struct walk *w, struct cfi_expr e, const uint64_t *
     if (sp < 1)
         return UNWIND_BAD_FRAME;
     *out = st[sp - 1];
-    return UNWIND_ROOT;
+    return UNWIND_COMPLETE;
 }
 
 /* Index of the lowest set bit of a nonzero mask. */
@@ -283,7 +283,7 @@ static unsigned low_bit(uint32_t mask)
 }
 
 /* The caller's value of register i by one of the rare rules (a register
- * copy, an expression, CFA + offset as a value); UNWIND_ROOT on success. */
+ * copy, an expression, CFA + offset as a value); UNWIND_COMPLETE on success. */
 static enum unwind_stop other_rule(struct walk *w, const struct cfi *c,
                                    const struct cfi_reg_rule *rr, uint64_t cfa, uint64_t *val)
 {
@@ -292,14 +292,14 @@ static enum unwind_stop other_rule(struct walk *w, const struct cfi *c,
     switch (rr->how) {
     case CFI_VAL_CFA:
         *val = addr;
-        return UNWIND_ROOT;
+        return UNWIND_COMPLETE;
     case CFI_IN_REG:
         if (!reg_known(w, rr->reg))
             return UNWIND_BAD_FRAME;
         *val = w->r[rr->reg];
-        return UNWIND_ROOT;
+        return UNWIND_COMPLETE;
     case CFI_AT_EXPR:
-        if ((rc = eval(w, cfi__expr(c, rr->off), &cfa, &addr)) != UNWIND_ROOT)
+        if ((rc = eval(w, cfi__expr(c, rr->off), &cfa, &addr)) != UNWIND_COMPLETE)
             return rc;
         return read_mem(w, addr, 8, val);
     case CFI_VAL_EXPR:
@@ -318,7 +318,7 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
     uint32_t known = 0, m;
     enum unwind_stop rc;
     if (rule->cfa_reg == CFI_CFA_EXPR) {
-        if ((rc = eval(w, cfi__expr(c, rule->cfa_off), NULL, &cfa)) != UNWIND_ROOT)
+        if ((rc = eval(w, cfi__expr(c, rule->cfa_off), NULL, &cfa)) != UNWIND_COMPLETE)
             return rc;
     } else {
         if (!reg_known(w, rule->cfa_reg))
@@ -329,7 +329,7 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
     for (m = rule->other; m; m &= m - 1) {
         unsigned i = low_bit(m);
         rc = other_rule(w, c, &rule->regs[i], cfa, &nr[i]);
-        if (rc == UNWIND_ROOT)
+        if (rc == UNWIND_COMPLETE)
             known |= 1u << i;
         else if (i == CFI_REG_RA)
             return rc;
@@ -338,7 +338,7 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
     for (m = rule->at_cfa; m; m &= m - 1) {
         unsigned i = low_bit(m);
         rc = read_mem(w, cfa + (uint64_t)(int64_t)rule->regs[i].off, 8, &w->r[i]);
-        if (rc == UNWIND_ROOT)
+        if (rc == UNWIND_COMPLETE)
             known |= 1u << i;
         else if (i == CFI_REG_RA)
             return rc;
@@ -346,7 +346,7 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
     for (m = known & rule->other; m; m &= m - 1)
         w->r[low_bit(m)] = nr[low_bit(m)];
     w->valid = (w->valid & ~(rule->undef | rule->at_cfa | rule->other)) | known;
-    return UNWIND_ROOT;
+    return UNWIND_COMPLETE;
 }
 
 /* The caller of a trampoline frame: the CFA is sp + cfa_off, the return
@@ -355,9 +355,9 @@ static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_sav
 {
     uint64_t cfa = w->r[CFI_REG_RSP] + cfa_off, ra, rbp = 0;
     enum unwind_stop rc = read_mem(w, cfa - 8, 8, &ra);
-    if (rc == UNWIND_ROOT && rbp_saved)
+    if (rc == UNWIND_COMPLETE && rbp_saved)
         rc = read_mem(w, cfa - 16, 8, &rbp);
-    if (rc != UNWIND_ROOT)
+    if (rc != UNWIND_COMPLETE)
         return rc;
     w->r[CFI_REG_RA] = ra;
     w->r[CFI_REG_RSP] = cfa;
@@ -365,7 +365,7 @@ static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_sav
         w->r[CFI_REG_RBP] = rbp;
         w->valid |= 1u << CFI_REG_RBP;
     }
-    return UNWIND_ROOT;
+    return UNWIND_COMPLETE;
 }
 
 /* One frame up from pc (looked up at `at`).  *signal is set when the
@@ -388,7 +388,7 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
         const struct cfi_rule *rule = c ? cfi__rule(c, off) : NULL;
         if (!rule && c && cfi__is_entry(c, off)) {
             w->valid &= ~(1u << CFI_REG_RA);    /* nothing called it */
-            return UNWIND_ROOT;
+            return UNWIND_COMPLETE;
         }
         if (!rule)
             return UNWIND_NO_CFI;
@@ -444,10 +444,10 @@ enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_
         ips[(*n)++] = pc;
         int signal;
         enum unwind_stop rc = step(&w, exact ? pc : pc - 1, &signal);
-        if (rc != UNWIND_ROOT)
+        if (rc != UNWIND_COMPLETE)
             return rc;
         if (!(w.valid >> CFI_REG_RA & 1) || w.r[CFI_REG_RA] == 0)
-            return UNWIND_ROOT;
+            return UNWIND_COMPLETE;
         /* Each caller's frame is above its callee's; a signal frame may
          * switch stacks, but then the next real frame must climb again. */
         if (!(w.valid >> CFI_REG_RSP & 1) || (!signal && w.r[CFI_REG_RSP] <= sp))
@@ -468,7 +468,7 @@ size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, u
 {
     uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
     size_t n = unwind_fp(s, misc, out, max), k = 0;
-    *stop = UNWIND_ROOT;
+    *stop = UNWIND_COMPLETE;
     if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER)
         return n;   /* the guest's memory was not recorded */
     /* The callchain holds the kernel part (perf asks for no user part);
@@ -494,10 +494,10 @@ size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, u
 void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
 {
     uint64_t n = u->samples ? u->samples : 1;
-    uint64_t errors = u->samples - u->stops[UNWIND_ROOT] - u->stops[UNWIND_TRUNCATED];
+    uint64_t errors = u->samples - u->stops[UNWIND_COMPLETE] - u->stops[UNWIND_TRUNCATED];
     fprintf(f, "pymerge: DWARF unwinding: %.1f%% of user stacks complete, %.1f%% truncated "
             "(stack copy too small), %" PRIu64 " unwinding errors",
-            100.0 * u->stops[UNWIND_ROOT] / n, 100.0 * u->stops[UNWIND_TRUNCATED] / n, errors);
+            100.0 * u->stops[UNWIND_COMPLETE] / n, 100.0 * u->stops[UNWIND_TRUNCATED] / n, errors);
     const char *sep = " (";
     for (int i = UNWIND_TRUNCATED + 1; i < UNWIND_NSTOPS; i++)
         if (u->stops[i]) {

@@ -45,7 +45,7 @@
  *   ips[0] is the sampled user pc; ips[1..] are return addresses, callee
  *   to caller, like the user part of a frame-pointer callchain (symbolize
  *   them at pc - 1).  The return value says why the walk stopped:
- *   UNWIND_ROOT means the outermost frame was reached (its CFI marks the
+ *   UNWIND_COMPLETE means the outermost frame was reached (its CFI marks the
  *   return address undefined, as _start and clone do); anything else
  *   means the stack is incomplete, and the caller should put a
  *   `[truncated]` frame at its root and count the reason.
@@ -93,7 +93,7 @@ struct unwind_user {
 };
 
 enum unwind_stop {
-    UNWIND_ROOT,        /* reached the outermost frame: complete */
+    UNWIND_COMPLETE,        /* reached the outermost frame: complete */
     UNWIND_TRUNCATED,   /* the stack copy ended before the root */
     UNWIND_NO_REGS,     /* no usable user registers (none, 32-bit, no sp or ip) */
     UNWIND_NO_MAP,      /* an address the lookup does not know */
@@ -129,7 +129,7 @@ int unwind_dwarf__wanted(const struct perf_event_attr *attr);
  * The frames of one such sample, leaf first, in the form unwind_fp()
  * gives for frame-pointer samples: the kernel part of its callchain, then
  * the user part unwound here.  *stop tells how the user part ended;
- * UNWIND_ROOT also for a kernel thread, which has no user part.
+ * UNWIND_COMPLETE also for a kernel thread, which has no user part.
  */
 size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, uint16_t misc,
                             unwind_lookup_fn lookup, void *ctx, struct uframe *out, size_t max,

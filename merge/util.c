@@ -6,10 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void (*oom_handler)(void);
+
+void util__on_oom(void (*handler)(void))
+{
+    oom_handler = handler;
+}
+
 static void out_of_memory(void)
 {
-    fputs("pymerge: out of memory\n", stderr);
-    exit(2);
+    if (oom_handler)
+        oom_handler();
+    abort();    /* a handler must not return: nothing below can go on */
 }
 
 void *xmalloc(size_t n)

@@ -2,6 +2,18 @@
  * util.h - the few helpers every stage of pymerge shares: allocation that
  * cannot return NULL, growable arrays, hashing, and the one error printer.
  *
+ * THE ERROR CONVENTION of merge/, in one place:
+ *   - a function that can fail returns 0 (or a count, or 1 for "yes") on
+ *     success and a negative errno on failure; one that returns a pointer
+ *     returns NULL and sets errno;
+ *   - the function that finds out what is wrong, and knows the input's
+ *     name, prints it once: "pymerge: FILE: what is wrong" (warnx_); its
+ *     callers only pass the negative errno up, and no caller ever looks at
+ *     message text;
+ *   - exit statuses are decided in main.c alone (0 done, 1 bad usage, 2 bad
+ *     input, a failed write or no memory, 3 a diff gate exceeded), and so is
+ *     what running out of memory does (util__on_oom).
+ *
  * Allocation goes through one place so that running out of memory is one
  * clear message instead of a NULL dereference somewhere downstream.
  */
@@ -17,7 +29,9 @@ typedef uint32_t u32;
 typedef uint16_t u16;
 typedef uint8_t u8;
 
-/* Never return NULL: print "pymerge: out of memory" and exit 2 instead. */
+/* Never return NULL: call the out-of-memory handler instead, which does
+ * not return (main.c's prints one line and exits). */
+void util__on_oom(void (*handler)(void));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
