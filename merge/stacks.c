@@ -57,7 +57,9 @@ u32 stacks__intern(struct stacks *st, const u32 *fr, size_t n)
     size_t i = h & (st->n_slots - 1);
     for (; st->slots[i]; i = (i + 1) & (st->n_slots - 1)) {
         struct entry *e = &st->ents[st->slots[i] - 1];
-        if (e->hash == h && e->n == n && memcmp(st->frames + e->at, fr, n * sizeof(u32)) == 0)
+        /* n == 0 is a stack of the root alone: nothing to compare (and
+         * st->frames may still be NULL) */
+        if (e->hash == h && e->n == n && (n == 0 || !memcmp(st->frames + e->at, fr, n * sizeof(u32))))
             return st->slots[i] - 1;
     }
     GROW(st->frames, st->cap_frames, st->n_frames + n);
