@@ -5,8 +5,9 @@
  * Each non-empty line is "frame;frame;... COUNT", root first.  The first
  * frame names the thread; flamegraph.pl's annotations give the kinds
  * (`_[k]` kernel, `_[j]` Python or JIT, `_[i]` inlined native code) and are
- * taken off the names.  The one value type is "samples" (a count): folded
- * text does not say what its numbers measure.
+ * taken off the names.  Folded text does not say what its numbers measure:
+ * the profile's one value type is what the caller set (pymerge --weight
+ * wall-ns), "samples" by default.
  */
 #ifndef PYMERGE_FOLDED_H
 #define PYMERGE_FOLDED_H

@@ -28,11 +28,14 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
     if (kind == INPUT_PERF)
         return pipeline__run(path, o, out);
     struct profile *p = profile__new(0);
-    int ret = folded__read(p, path);
-    if (ret == 0 && o->weight && strcmp(o->weight, "samples") && strcmp(o->weight, "count")) {
-        warnx_("%s: folded stacks carry one value (samples); no %s", path, o->weight);
-        ret = -EINVAL;
+    if (o->weight) {
+        /* Folded text does not say what its numbers are: --weight names them. */
+        size_t n = strlen(o->weight);
+        struct value_type t = {o->weight, n > 3 && !strcmp(o->weight + n - 3, "-ns") ? "nanoseconds"
+                                          : strstr(o->weight, "bytes") ? "bytes" : "count"};
+        profile__set_types(p, &t, 1, 0);
     }
+    int ret = folded__read(p, path);
     if (ret < 0) {
         profile__delete(p);
         return ret;

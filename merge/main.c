@@ -84,6 +84,7 @@ static const char usage[] =
     "                        folded: FILE holds folded stacks (from pymerge or any\n"
     "                          stackcollapse tool), to draw or convert\n"
     "                          pymerge --input folded --format svg x.folded > x.svg\n"
+    "                          (--weight NAME says what its numbers are: wall-ns...)\n"
     "  --title TEXT          svg: the title (default \"Flame Graph\")\n"
     "                          pymerge --format svg --title 'checkout service' perf.data\n"
     "  --width PX            svg: the width in pixels (default 1200)\n"
