@@ -8,10 +8,13 @@
    ping-pong a byte through two pipes (every round trip is two context
    switches per thread) is recorded twice, with frame-pointer callchains
    (perf record -e sched:sched_switch -g) and with DWARF stacks
-   (--call-graph dwarf,16384).  On each file it times (best of --runs):
+   (--call-graph dwarf,16384), with pyperf-record's buffers (-m 128M).  On
+   each file it times (best of --runs):
      pymerge --mode offcpu   pairing every switch-out with its switch-in
      perf script             perf's own decoding and printing alone
-   and reports events per second and the ratio.
+   and reports events per second and the ratio, the events perf lost, and
+   the recording's cost to the program: its round trips' time, as it
+   measures them itself, recorded and alone.
 
 2. The model's cost (--old: a pymerge built before the profile model):
    old and new pymerge --view native on the same frame-pointer recording of
@@ -23,10 +26,10 @@ mounted (it mounts it when missing), perf, and python3.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_pymerge import measure  # noqa: E402  (wall seconds, peak RSS MiB)
@@ -34,8 +37,8 @@ from bench_pymerge import measure  # noqa: E402  (wall seconds, peak RSS MiB)
 TRACEFS = "/sys/kernel/tracing"
 
 PINGPONG = r"""
-import os, sys, threading
-n = int(sys.argv[1])
+import os, sys, threading, time
+n, work = int(sys.argv[1]), int(sys.argv[2])
 a_r, a_w = os.pipe()
 b_r, b_w = os.pipe()
 def echo():
@@ -43,9 +46,13 @@ def echo():
         os.write(b_w, os.read(a_r, 1))
 t = threading.Thread(target=echo)
 t.start()
+start = time.perf_counter()
 for _ in range(n):
+    for _ in range(work):
+        pass
     os.write(a_w, b"x")
     os.read(b_r, 1)
+print(time.perf_counter() - start)
 t.join()
 """
 
@@ -59,10 +66,18 @@ def best(cmds, runs):
     return {c: (min(r[0] for r in v), max(r[1] for r in v)) for c, v in res.items()}
 
 
-def count_events(data, event):
-    out = subprocess.run(["perf", "script", "-i", data, "-F", "event"], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, universal_newlines=True).stdout
-    return sum(1 for line in out.splitlines() if line.strip().startswith(event))
+def count_events(pymerge, data, event):
+    """(samples, lost records) of event, as pymerge --events counts them."""
+    out = subprocess.run([pymerge, "--events", data], stdout=subprocess.PIPE, check=True,
+                         universal_newlines=True).stdout
+    m = re.search(r"^%s: (\d+) samples(?:, (\d+) lost)?" % re.escape(event), out, re.M)
+    return int(m.group(1)), int(m.group(2) or 0)
+
+
+def pingpong(cmd):
+    """The ping-pong's round trips, in seconds, as the program timed them."""
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return float(out.split()[0])
 
 
 def main():
@@ -80,28 +95,28 @@ def main():
         f.write(PINGPONG)
 
     print("## sched:sched_switch: pymerge --mode offcpu vs perf script\n")
-    print("| callchains | file | events | recorded / plain run | pymerge | events/s | perf script "
+    print("| callchains | file | events (lost) | round trip recorded / alone | pymerge | events/s | perf script "
           "| ratio | RSS pymerge / perf |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name, cg in (("frame pointers (-g)", ["-g"]), ("DWARF 16 KiB", ["--call-graph", "dwarf,16384"])):
-        data = os.path.join(tmp, "switch-%s.data" % cg[0].strip("-"))
-        n = a.switches if cg == ["-g"] else a.switches // 10
+    # DWARF twice: flat out (perf cannot keep up: most events are lost),
+    # and with a little work between the round trips, at a rate it keeps.
+    dwarf = ["--call-graph", "dwarf,16384"]
+    for name, cg, n, work in (("frame pointers (-g)", ["-g"], a.switches, 0),
+                              ("DWARF 16 KiB", dwarf, a.switches // 10, 0),
+                              ("DWARF 16 KiB, some work between trips", dwarf, a.switches // 20, 5000)):
+        data = os.path.join(tmp, "switch-%d.data" % len(os.listdir(tmp)))
         rec = ["perf", "record", "-q", "-e", "sched:sched_switch", "--switch-events", "-m", "128M",
-               "-o", data] + cg + ["--", sys.executable, prog, str(n)]
-        t = time.perf_counter()
-        subprocess.run(rec, check=True, stdout=subprocess.DEVNULL)
-        rec_s = time.perf_counter() - t
-        t = time.perf_counter()
-        subprocess.run([sys.executable, prog, str(n)], check=True)
-        plain_s = time.perf_counter() - t
-        events = count_events(data, "sched:sched_switch")
+               "-o", data] + cg + ["--", sys.executable, prog, str(n), str(work)]
+        rec_s = pingpong(rec)
+        plain_s = min(pingpong([sys.executable, prog, str(n), str(work)]) for _ in range(a.runs))
+        events, lost = count_events(a.pymerge, data, "sched:sched_switch")
         pm = "%s --mode offcpu %s" % (a.pymerge, data)
         ps = "perf script -i %s" % data
         r = best([pm, ps], a.runs)
         mb = os.path.getsize(data) / 1e6
-        print("| %s | %.0f MB | %d | %.1f s / %.1f s | %.3f s | %.2fM | %.3f s | %.1fx | %.0f / %.0f MiB |"
-              % (name, mb, events, rec_s, plain_s, r[pm][0], events / r[pm][0] / 1e6, r[ps][0],
-                 r[ps][0] / r[pm][0], r[pm][1], r[ps][1]))
+        print("| %s | %.0f MB | %d (%d) | %.1f us / %.1f us | %.3f s | %.2fM | %.3f s | %.1fx | %.0f / %.0f MiB |"
+              % (name, mb, events, lost, 1e6 * rec_s / n, 1e6 * plain_s / n, r[pm][0], events / r[pm][0] / 1e6,
+                 r[ps][0], r[ps][0] / r[pm][0], r[pm][1], r[ps][1]))
 
     if a.old:
         print("\n## The profile model's cost: old (folded text) vs new pymerge, --view native\n")

@@ -134,9 +134,60 @@ writer_a()
 writer_b()
 """
 
+# Attached to with -p: CPU work and naps in turn, each through a nested
+# call, until the stop file appears.
+ATTACHED = r"""
+import os, sys, time
 
-def run(args, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH)
+def spin_inner(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+def spin(): spin_inner(100000)
+
+def nap_inner(): time.sleep(0.02)
+def nap(): nap_inner()
+
+print("ready", flush=True)
+deadline = time.monotonic() + 120
+while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+    spin()
+    nap()
+"""
+
+# Run in a private mount namespace without tracefs: pyperf-record must
+# mount it, and unmount it when it ends, and when it is sent SIGTERM.
+TRACEFS_SH = r"""
+t=/sys/kernel/tracing
+while mountpoint -q $t; do umount $t || exit 1; done
+test -d $t/events && echo "tracefs still there"
+"$RECORD" --mode syscalls -o "$D/ns-writes" -- "$PY" "$D/writes.py" || echo "record failed"
+mountpoint -q $t && echo "left mounted"
+"$RECORD" --mode offcpu -o "$D/ns-term" -- "$PY" "$D/ns-term.py" "$D/ns-term.pid" &
+i=0; while [ ! -s "$D/ns-term.pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+sleep 1
+kill -TERM $!
+wait $!
+mountpoint -q $t && echo "left mounted after SIGTERM"
+sleep 1
+kill -0 "$(cat "$D/ns-term.pid")" 2>/dev/null && echo "program still running"
+echo done
+"""
+
+TERM_ME = r"""
+import os, sys, time
+def idle(): time.sleep(0.05)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+for _ in range(2400): idle()
+"""
+TRACEFS = "/sys/kernel/tracing"
+
+
+def run(args, env_extra=None, **kw):
+    env = dict(os.environ, PYTHONPATH=PYPATH, **(env_extra or {}))
     return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=600, **kw)
 
@@ -154,10 +205,16 @@ class Modes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="pyperf-modes-")
+        # The pipe-mode and uprobe tests run perf themselves: its
+        # tracepoints need tracefs, which a fresh machine may not mount.
+        cls.mounted = (not os.path.isdir(os.path.join(TRACEFS, "events"))
+                       and subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS]).returncode == 0)
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
+        if cls.mounted:
+            subprocess.run(["umount", TRACEFS])
 
     @classmethod
     def record(cls, name, mode, body, *args, python=PYTHON):
@@ -234,6 +291,56 @@ class Modes(unittest.TestCase):
         # the lock holder's sleep is in its own thread's stacks, not the waiter's
         sleeps = [f for f, _ in stacks if "holder (phases.py)" in f]
         self.assertTrue(all("lock_inner (phases.py)" not in f for f in sleeps))
+
+    def test_attach_to_a_running_program(self):
+        """pyperf-record -p PID --mode wall: the CPU work sampled, the naps
+        under the function that napped, no more time than the window."""
+        script = os.path.join(self.dir, "attached.py")
+        with open(script, "w") as f:
+            f.write(ATTACHED)
+        stop = os.path.join(self.dir, "attached.stop")
+        out = os.path.join(self.dir, "attached")
+        proc = subprocess.Popen([PYTHON, "-m", "pyperfmap", script, stop], stdout=subprocess.PIPE,
+                                env=dict(os.environ, PYTHONPATH=PYPATH), universal_newlines=True)
+        try:
+            self.assertEqual(proc.stdout.readline(), "ready\n")
+            t = time.monotonic()
+            r = run([RECORD, "--mode", "wall", "-p", str(proc.pid), "--duration", "3", "-o", out])
+            window = time.monotonic() - t
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            open(stop, "w").close()
+            proc.communicate(timeout=120)
+        data = out + "/perf.data"
+        stacks = folded(self.merge("--view", "python", data).stdout)
+        naps = sum(w for f, w in stacks if f[-2:] == ["nap_inner (attached.py)", "[off-cpu: S]"])
+        self.assertGreater(naps, 0.2e9, stacks)
+        cpu = sum(w for f, w in folded(self.merge("--view", "python", "--weight", "cpu-ns", data).stdout)
+                  if "spin_inner (attached.py)" in f)
+        self.assertGreater(cpu, 0.1e9, stacks)
+        # one thread, so no more wall time than the recording lasted
+        self.assertLess(sum(w for _, w in stacks), window * 1e9)
+        self.assertGreater(sum(w for _, w in stacks), 0.5e9)
+
+    @unittest.skipUnless(shutil.which("unshare") and os.geteuid() == 0, "needs root and unshare")
+    def test_tracefs_mounted_when_missing_and_unmounted_after(self):
+        """In a mount namespace of its own without tracefs, pyperf-record
+        mounts tracefs, records, and unmounts it at the end, also when it is
+        sent SIGTERM, which ends the recorded program too."""
+        for name, body in (("writes.py", WRITES), ("ns-term.py", TERM_ME)):
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write(body)
+        r = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", TRACEFS_SH],
+                env_extra={"RECORD": RECORD, "PY": PYTHON, "D": self.dir})
+        self.assertEqual(r.stdout, "done\n", r.stdout + r.stderr)
+        counts = Counter()
+        for frames, w in folded(self.merge("--view", "python", self.dir + "/ns-writes/perf.data").stdout):
+            if frames[-1] == "[syscall write]":
+                counts[frames[-2]] += w
+        self.assertEqual(counts["writer_b (writes.py)"], 700, counts)
+        # what was recorded until SIGTERM is a whole recording
+        stacks = folded(self.merge("--view", "python", self.dir + "/ns-term/perf.data").stdout)
+        self.assertTrue(any(f[-2:] == ["idle (ns-term.py)", "[off-cpu: S]"] for f, _ in stacks), stacks)
 
     def test_gil_wait_under_the_python_frame(self):
         for python in PYTHONS:
