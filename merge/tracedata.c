@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <traceevent/event-parse.h>
@@ -121,9 +122,14 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
         for (u32 i = 0; i < count; i++) {
             if (get_block(&c, &p, &n) < 0)
                 return -1;
-            /* A format libtraceevent cannot parse leaves that one event
-             * without fields; the others still work. */
-            tep_parse_event(td->tep, (const char *)p, (unsigned long)n, sys);
+            /* Only the fields are needed: the print format, the richest
+             * grammar and where libtraceevent 1.7 dereferences NULL on a
+             * corrupt one (REC->prev_st!te), is cut off.  The event then
+             * counts as failed in libtraceevent, its fields intact.  A
+             * format it cannot parse at all leaves that one event without
+             * fields; the others still work. */
+            const u8 *print = memmem(p, (size_t)n, "\nprint fmt:", 11);
+            tep_parse_event(td->tep, (const char *)p, (unsigned long)(print ? (u64)(print - p) + 1 : n), sys);
         }
     }
     return 0;
@@ -142,6 +148,14 @@ struct tracedata *tracedata__new(const void *buf, size_t size)
         errno = EINVAL;
         return NULL;
     }
+    /* Each event's "system:name", in its context pointer: no handler is
+     * ever registered, which is what that pointer is otherwise for. */
+    for (int i = 0; i < tep_get_events_count(td->tep); i++) {
+        struct tep_event *ev = tep_get_event(td->tep, i);
+        size_t n = strlen(ev->system) + strlen(ev->name) + 2;
+        ev->context = xmalloc(n);
+        snprintf(ev->context, n, "%s:%s", ev->system, ev->name);
+    }
     return td;
 }
 
@@ -149,6 +163,8 @@ void tracedata__delete(struct tracedata *td)
 {
     if (!td)
         return;
+    for (int i = 0; i < tep_get_events_count(td->tep); i++)
+        free(tep_get_event(td->tep, i)->context);
     tep_free(td->tep);
     free(td);
 }
@@ -161,7 +177,7 @@ static struct tep_event *event_of(struct tracedata *td, uint64_t id)
 const char *tracedata__event_name(struct tracedata *td, uint64_t id)
 {
     struct tep_event *ev = event_of(td, id);
-    return ev ? ev->name : NULL;
+    return ev ? ev->context : NULL;
 }
 
 static int is_numeric(const struct tep_format_field *f)
