@@ -123,7 +123,7 @@ def from_perf_script(data):
             m = re.fullmatch(r'NR (-?\d+) = (-?\d+)', trace)
             key = (('id', int(m.group(1))), ('ret', int(m.group(2))))
         elif ev == PROBE:
-            m = re.fullmatch(r'\((\w+)\) size=(\w+)', trace)
+            m = re.match(r'\((\w+)\) size=(\w+)', trace)
             key = (('__probe_ip', int(m.group(1), 16)), ('size', int(m.group(2), 0)))
         else:
             raise AssertionError('unexpected line %r' % line)
@@ -196,10 +196,12 @@ class EventsTest(unittest.TestCase):
         self.assertEqual(got, from_perf_script(PIPE))
 
     def test_uprobe(self):
-        """perf probe -x libc 'malloc size=%di:u64' is a tracepoint like any other."""
+        """perf probe -x libc 'malloc size=%di:u64' is a tracepoint like any
+        other; low=%di:s8, the size's low byte as a signed char, is the
+        sign extension's check (perf script prints it unsigned)."""
         probe = ['perf', 'probe', '-q', '-d', PROBE]
         subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # leftovers
-        r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, 'malloc size=%di:u64'],
+        r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, 'malloc size=%di:u64 low=%di:s8'],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         data = os.path.join(TMP, 'malloc.data')
@@ -213,10 +215,15 @@ class EventsTest(unittest.TestCase):
             subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ev = parse_events(pymerge('--events', data).stdout)
         self.assertEqual(ev[PROBE][1]['size'], ('u64', True))
+        self.assertEqual(ev[PROBE][1]['low'], ('s8', True))
         self.assertEqual(ev[PROBE][0], script_counts(data)[PROBE])
         got = decoded(tracedump(data))
-        self.assertEqual(got, from_perf_script(data))
-        sizes = Counter(dict(fields)['size'] for (_, fields), k in got.items() for _ in range(k))
+        self.assertEqual(Counter({(e, f[:2]): n for (e, f), n in got.items()}), from_perf_script(data))
+        sizes = set()
+        for _, fields in got:
+            f = dict(fields)
+            self.assertEqual(f['low'], (f['size'] & 0xff) - (256 if f['size'] & 0x80 else 0), fields)
+            sizes.add(f['size'])
         for n in range(1, 101):
             self.assertIn(n * 1000 + 7, sizes)
 
