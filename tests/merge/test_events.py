@@ -250,31 +250,27 @@ def length_fields(sec):
     """Offsets of every length and count in a tracing data section, with
     their width, walked the way tracedata.c reads it."""
     out = []
-    p = 10
-    p = sec.index(b'\0', p) + 1 + 2
-    out.append((p, 4))                  # page size
-    p += 4
-    for name in (b'header_page\0', b'header_event\0'):
-        p += len(name)
-        out.append((p, 8))
-        p += 8 + struct.unpack_from('<Q', sec, p)[0]
-    out.append((p, 4))
-    n = struct.unpack_from('<I', sec, p)[0]
-    p += 4
-    for _ in range(n):
-        out.append((p, 8))
-        p += 8 + struct.unpack_from('<Q', sec, p)[0]
-    out.append((p, 4))
-    systems = struct.unpack_from('<I', sec, p)[0]
-    p += 4
-    for _ in range(systems):
-        p = sec.index(b'\0', p) + 1
-        out.append((p, 4))
-        n = struct.unpack_from('<I', sec, p)[0]
-        p += 4
+
+    def field(p, width):                # a length or count at p: its value, and p past it
+        out.append((p, width))
+        return struct.unpack_from('<Q' if width == 8 else '<I', sec, p)[0], p + width
+
+    def blocks(p):                      # a u32 count of u64-sized blocks
+        n, p = field(p, 4)
         for _ in range(n):
-            out.append((p, 8))
-            p += 8 + struct.unpack_from('<Q', sec, p)[0]
+            size, p = field(p, 8)
+            p += size
+        return p
+
+    p = sec.index(b'\0', 10) + 1 + 2   # magic, version, endianness, long size
+    _, p = field(p, 4)                  # page size
+    for name in (b'header_page\0', b'header_event\0'):
+        size, p = field(p + len(name), 8)
+        p += size
+    p = blocks(p)                       # ftrace formats
+    systems, p = field(p, 4)
+    for _ in range(systems):
+        p = blocks(sec.index(b'\0', p) + 1)
     return out
 
 
