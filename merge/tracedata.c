@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <traceevent/event-parse.h>
@@ -77,6 +78,58 @@ static int get_block(struct cur *c, const u8 **p, u64 *n)
     return 0;
 }
 
+/* Skips the literal s at *p: 1, or 0 when *p does not start with it. */
+static int lit(const char **p, const char *end, const char *s)
+{
+    size_t n = strlen(s);
+    if ((size_t)(end - *p) < n || memcmp(*p, s, n) != 0)
+        return 0;
+    *p += n;
+    return 1;
+}
+
+/* Skips a run of bytes of set at *p, then the terminator t: 1, or 0 when
+ * the run is empty or not followed by t. */
+static int run(const char **p, const char *end, const char *set, char t)
+{
+    const char *q = *p;
+    while (q < end && *q && strchr(set, *q))
+        q++;
+    if (q == *p || q == end || *q != t)
+        return 0;
+    *p = q + 1;
+    return 1;
+}
+
+#define DIGITS "0123456789"
+#define WORD "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_" DIGITS
+
+/*
+ * Whether an event format, up to its print format, has the shape the
+ * kernel writes:
+ *   name: NAME\nID: N\nformat:\n
+ *   \tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;\n  (or an empty line), ...
+ * libtraceevent 1.7 trusts its input (garbage in an array size made it
+ * strcmp NULL), so it only ever sees this.  DECL keeps to the characters
+ * of C declarations: words, blanks, '*', '[', ']' and sizeof's '(' ')'.
+ */
+static int well_formed(const char *p, const char *end)
+{
+    if (!lit(&p, end, "name: ") || !run(&p, end, WORD "-.", '\n') || !lit(&p, end, "ID: ") ||
+        !run(&p, end, DIGITS, '\n') || !lit(&p, end, "format:\n"))
+        return 0;
+    while (p < end) {
+        if (lit(&p, end, "\n"))
+            continue;
+        if (!lit(&p, end, "\tfield:") || !run(&p, end, WORD " *[]()", ';') ||
+            !lit(&p, end, "\toffset:") || !run(&p, end, DIGITS, ';') ||
+            !lit(&p, end, "\tsize:") || !run(&p, end, DIGITS, ';') ||
+            !lit(&p, end, "\tsigned:") || !run(&p, end, DIGITS, ';') || !lit(&p, end, "\n"))
+            return 0;
+    }
+    return 1;
+}
+
 static int parse(struct tracedata *td, const u8 *buf, size_t size)
 {
     static const char magic[] = "\027\010\104tracing";
@@ -121,9 +174,16 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
         for (u32 i = 0; i < count; i++) {
             if (get_block(&c, &p, &n) < 0)
                 return -1;
-            /* A format libtraceevent cannot parse leaves that one event
-             * without fields; the others still work. */
-            tep_parse_event(td->tep, (const char *)p, (unsigned long)n, sys);
+            /* Only the fields are needed: the print format, the richest
+             * grammar and where libtraceevent 1.7 dereferences NULL on a
+             * corrupt one (REC->prev_st!te), is cut off.  The event then
+             * counts as failed in libtraceevent, its fields intact.  A
+             * malformed format leaves that one event without fields; the
+             * others still work. */
+            const u8 *print = memmem(p, (size_t)n, "\nprint fmt:", 11);
+            size_t len = print ? (size_t)(print - p) + 1 : (size_t)n;
+            if (well_formed((const char *)p, (const char *)p + len))
+                tep_parse_event(td->tep, (const char *)p, len, sys);
         }
     }
     return 0;
@@ -142,6 +202,14 @@ struct tracedata *tracedata__new(const void *buf, size_t size)
         errno = EINVAL;
         return NULL;
     }
+    /* Each event's "system:name", in its context pointer: no handler is
+     * ever registered, which is what that pointer is otherwise for. */
+    for (int i = 0; i < tep_get_events_count(td->tep); i++) {
+        struct tep_event *ev = tep_get_event(td->tep, i);
+        size_t n = strlen(ev->system) + strlen(ev->name) + 2;
+        ev->context = xmalloc(n);
+        snprintf(ev->context, n, "%s:%s", ev->system, ev->name);
+    }
     return td;
 }
 
@@ -149,6 +217,8 @@ void tracedata__delete(struct tracedata *td)
 {
     if (!td)
         return;
+    for (int i = 0; i < tep_get_events_count(td->tep); i++)
+        free(tep_get_event(td->tep, i)->context);
     tep_free(td->tep);
     free(td);
 }
@@ -161,7 +231,7 @@ static struct tep_event *event_of(struct tracedata *td, uint64_t id)
 const char *tracedata__event_name(struct tracedata *td, uint64_t id)
 {
     struct tep_event *ev = event_of(td, id);
-    return ev ? ev->name : NULL;
+    return ev ? ev->context : NULL;
 }
 
 static int is_numeric(const struct tep_format_field *f)
