@@ -163,8 +163,35 @@ static void name_children(PyObject *code, const char *qualname, size_t qlen)
 }
 #endif
 
-/* Builds "py::<qualname>:<filename>" and gets a trampoline for it.  Leaves
- * no Python exception behind: the hook may run while one is being raised. */
+/* ---- the negative cache -------------------------------------------------
+ * A code object whose trampoline could not be made (the arena refused, the
+ * map broken, the interpreter exiting, a name that is not UTF-8) caches this
+ * instead: it has a trampoline's signature and calls the evaluator directly,
+ * so later calls take the hot path and never the slow one again.  Aligned so
+ * that bit 0 (the pending-name tag) is clear. */
+#if V38
+__attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
+                                                            void *eval)
+{
+    (void)unused;
+    return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
+}
+#else
+__attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
+                                                            int throwflag, void *eval)
+{
+    return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
+}
+#endif
+
+static unsigned long first_calls;  /* slow-path entries, for tests; under the GIL */
+
+unsigned long evalhook_first_calls(void)
+{
+    return first_calls;
+}
+
+/* A new trampoline named "py::<qualname>:<filename>", or NULL. */
 static void *new_trampoline(PyObject *code)
 {
     PyCodeObject *co = (PyCodeObject *)code;
@@ -200,35 +227,47 @@ static void *new_trampoline(PyObject *code)
 #endif
     if (name != stackbuf)
         free(name);
-    /* Replacing a pending name frees it through slot_free. */
-    if (t != NULL)
-        Code_SetExtra(code, extra_index, t);
+    return t;
+}
+
+/* The code object's new trampoline, or no_trampoline, cached in its
+ * co_extra slot.  May leave a Python exception set: the caller restores the
+ * one being raised, if any. */
+static void *code_trampoline(PyObject *code)
+{
+    void *t = new_trampoline(code);
+    if (t == NULL)
+        t = (void *)no_trampoline;
+    /* Replacing a pending name frees it through slot_free.  Without the
+     * cache (no memory for co_extra) every call would make a new trampoline:
+     * stop making them, as for any other failure. */
+    if (Code_SetExtra(code, extra_index, t) != 0)
+        pyperfmap_fail("cannot cache a trampoline in its code object (out of memory)");
     return t;
 }
 
 /* ---- the hooks ---------------------------------------------------------- */
 
 /* The first call of a code object while enabled: make its trampoline, or
- * run the frame unprofiled if that fails.  Kept out of line so that the
- * hook itself needs no stack frame and tail-calls the trampoline. */
+ * cache that it has none and run the frame unprofiled.  Kept out of line so
+ * that the hook itself needs no stack frame and tail-calls the trampoline. */
 __attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAMS)
 {
     PyObject *code = FRAME_CODE(frame);
     void *t;
+    first_calls++;
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *raised = PyErr_GetRaisedException();
-    t = new_trampoline(code);
+    t = code_trampoline(code);
     PyErr_Clear();
     PyErr_SetRaisedException(raised);
 #else
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    t = new_trampoline(code);
+    t = code_trampoline(code);
     PyErr_Clear();
     PyErr_Restore(et, ev, tb);
 #endif
-    if (t == NULL)
-        return EVAL_DEFAULT(frame);
     return CALL_TRAMPOLINE(t);
 }
 

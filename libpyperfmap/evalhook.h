@@ -28,4 +28,12 @@ void evalhook_set(enum evalhook_owner owner);
  */
 void *pyperfmap_new_trampoline(const char *name, size_t len);
 
+/* Reports a failure (one warning per process) and makes
+ * pyperfmap_new_trampoline return NULL from now on.  Defined in module.c. */
+void pyperfmap_fail(const char *why);
+
+/* How many times the hook took its slow path (a code object's first call
+ * while enabled), for tests.  Read with the GIL. */
+unsigned long evalhook_first_calls(void);
+
 #endif

@@ -34,9 +34,31 @@ static int fail(const char *what)
     return -1;
 }
 
-/* Grows the file and its mapping so that `need` more bytes fit.  Blocks are
- * reserved with posix_fallocate, because a store into a shared mapping that
- * the file system cannot back raises SIGBUS instead of returning ENOSPC. */
+/* Writes newlines over [from, to) of the file.  Written, not fallocated
+ * and then filled through the mapping: the blocks are allocated all the
+ * same (a store into a shared mapping that the file system cannot back
+ * raises SIGBUS instead of returning ENOSPC), and a process killed meanwhile
+ * leaves padding, never a run of NUL bytes. */
+static int pad(size_t from, size_t to)
+{
+    char nl[4096];
+    memset(nl, '\n', sizeof nl);
+    while (from < to) {
+        size_t n = to - from < sizeof nl ? to - from : sizeof nl;
+        ssize_t w = pwrite(mf.fd, nl, n, (off_t)from);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return fail(mf.path);
+        }
+        from += (size_t)w;
+    }
+    return 0;
+}
+
+/* Grows the file and its mapping so that `need` more bytes fit. */
 static int reserve(size_t need)
 {
     if (mf.len + need <= mf.cap)
@@ -44,17 +66,13 @@ static int reserve(size_t need)
     size_t cap = mf.cap ? mf.cap : INITIAL_CAPACITY;
     while (cap < mf.len + need)
         cap *= 2;
-    int err = posix_fallocate(mf.fd, (off_t)mf.cap, (off_t)(cap - mf.cap));
-    if (err) {
-        errno = err;
-        return fail(mf.path);
-    }
+    if (pad(mf.cap, cap) != 0)
+        return -1;
     char *view = mf.view
         ? mremap(mf.view, mf.cap, cap, MREMAP_MAYMOVE)
         : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, mf.fd, 0);
     if (view == MAP_FAILED)
         return fail(mf.path);
-    memset(view + mf.cap, '\n', cap - mf.cap);
     mf.view = view;
     mf.cap = cap;
     return 0;
@@ -128,6 +146,24 @@ int mapfile_open(const char *dir)
     return 0;
 }
 
+/* Writes the parent's entries at the start of the new file.  Through
+ * write(2), not memcpy into the view: the kernel copies in order, so a child
+ * killed meanwhile leaves whole lines and at most one cut short, where a
+ * memcpy may store its chunks in any order and leave holes. */
+static int copy_in(const char *p, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(mf.fd, p + done, len - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail(mf.path);
+        done += (size_t)n;
+    }
+    return 0;
+}
+
 int mapfile_after_fork(void)
 {
     if (mf.fd < 0 || mf.pid == getpid())
@@ -141,10 +177,8 @@ int mapfile_after_fork(void)
     mf.view = NULL;
     mf.len = mf.cap = 0;
     int rc = create();
-    if (rc == 0 && (rc = reserve(len + 1)) == 0) {
-        memcpy(mf.view, parent, len);
+    if (rc == 0 && (rc = reserve(len + 1)) == 0 && (rc = copy_in(parent, len)) == 0)
         mf.len = len;
-    }
     munmap(parent, cap);
     if (rc != 0)
         drop();

@@ -8,6 +8,10 @@
  * killed or calls os._exit().  Unused capacity is filled with newlines,
  * which every reader skips as empty lines; a clean exit trims it.
  *
+ * What a reader can rely on: every line is a whole entry, except in the map
+ * of a process killed while it wrote one; there the text of that last entry
+ * may be cut short, or split by padding newlines, and nothing follows it.
+ *
  * None of these functions is thread-safe: the caller serialises them.
  */
 #ifndef PYPERFMAP_MAPFILE_H

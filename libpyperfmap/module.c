@@ -17,8 +17,22 @@
 #include "mapfile.h"
 #include "trampoline.h"
 
-/* Serialises arena_take and the map file.  Under the GIL it is never
- * contended; it keeps free-threaded builds and fork() correct. */
+/* Serialises arena_take and the map file, and (through pthread_atfork)
+ * keeps fork() from copying them half-updated.  Under the GIL it is never
+ * contended.
+ *
+ * It does not make free-threaded builds correct by itself: the hot path
+ * (evalhook.c) reads a code object's co_extra and its slot with plain loads,
+ * and CPython's Code_SetExtra publishes them with plain stores (and may
+ * reallocate co_extra).  On 3.13t this is safe only because _pyperfmap is a
+ * single-phase-init module that does not declare Py_mod_gil, so importing it
+ * re-enables the GIL for the whole process.  Running 3.13t/3.14t without the
+ * GIL would need: multi-phase init with Py_mod_gil = Py_MOD_GIL_NOT_USED;
+ * each trampoline published with release and read with acquire semantics,
+ * which means a per-code-object atomic pointer of our own instead of
+ * co_extra (CPython's setter cannot be made to release); first_calls and
+ * the pending names of 3.8-3.10 made atomic or dropped; and the eval-frame
+ * swap of evalhook_set done while no other thread runs Python. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int broken;        /* a failure was reported: stop making trampolines */
 static int at_exit_done;  /* the map was closed at interpreter exit */
@@ -34,6 +48,13 @@ static void warn_once(const char *what)
     broken = 1;
     fprintf(stderr, "pyperfmap: warning: %s; Python functions will not be named in perf profiles"
             " (the program continues)\n", what);
+}
+
+void pyperfmap_fail(const char *why)
+{
+    pthread_mutex_lock(&lock);
+    warn_once(why);
+    pthread_mutex_unlock(&lock);
 }
 
 void *pyperfmap_new_trampoline(const char *name, size_t len)
@@ -61,11 +82,14 @@ out:
 /* Registered with the atexit module, so it runs at the start of
  * finalization while the interpreter is whole.  (Py_AtExit would run it after
  * the interpreter is freed, and the time it takes there lets CPython's
- * daemon threads wake up into freed memory: a crash seen on 3.10.)  Threads
- * that start a new function after this run it unprofiled. */
+ * daemon threads wake up into freed memory: a crash seen on 3.10.)  Later
+ * calls run through the default evaluator; a thread already past the hook
+ * gets no trampoline, and enable() refuses (see py_enable). */
 static PyObject *close_at_exit(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
+    if (evalhook_owner() == EVALHOOK_OURS)
+        evalhook_set(EVALHOOK_DEFAULT);
     pthread_mutex_lock(&lock);
     at_exit_done = 1;
     mapfile_close();
@@ -148,9 +172,13 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     if (first_enable() != 0)
         return NULL;
     pthread_mutex_lock(&lock);
-    int ok = !broken && mapfile_open(dir) == 0;
+    /* After the map was finished at exit (say from an atexit handler that
+     * runs after ours), opening it again would empty it. */
+    int ok = !broken && !at_exit_done && mapfile_open(dir) == 0;
     if (!ok)
-        warn_once(broken ? "an earlier failure disabled pyperfmap" : mapfile_error());
+        warn_once(broken ? "an earlier failure disabled pyperfmap"
+                  : at_exit_done ? "enable() after the perf map was closed at exit"
+                  : mapfile_error());
     pthread_mutex_unlock(&lock);
     if (!ok)
         Py_RETURN_FALSE;
@@ -201,6 +229,12 @@ static PyObject *py_set_noop_hook(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_stats(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return Py_BuildValue("{sk}", "first_calls", evalhook_first_calls());
+}
+
 static PyMethodDef methods[] = {
     {"enable", py_enable, METH_VARARGS,
      "enable(dir='/tmp') -> bool\n\nRun every Python function through its own trampoline and "
@@ -210,6 +244,8 @@ static PyMethodDef methods[] = {
     {"map_path", py_map_path, METH_NOARGS, "map_path() -> str or None\n\nThis process's perf map."},
     {"_set_noop_hook", py_set_noop_hook, METH_O,
      "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
+    {"_stats", py_stats, METH_NOARGS,
+     "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path (for tests)."},
     {NULL, NULL, 0, NULL},
 };
 

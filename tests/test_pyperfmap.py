@@ -3,6 +3,7 @@
 Run once per CPython (meson test does that): python3.X tests/test_pyperfmap.py.
 Every test runs real child interpreters, and the perf tests real perf.
 """
+import json
 import os
 import re
 import shutil
@@ -443,6 +444,296 @@ class Threads(Scratch):
         self.assertEqual(got.count("py::shared:%s" % prog), 1)
         self.assertGreater(sum(n.startswith("py::f_") for n in got), 1000)
         self.assertEqual(len({s for s, _, _ in entries}), len(entries))
+
+
+class NegativeCache(Scratch):
+    """A code object that cannot get a trampoline is not retried on every call."""
+
+    def test_failed_trampoline_takes_the_fast_path(self):
+        prog = self.script("""
+            import atexit, os, pyperfmap
+            from pyperfmap import _pyperfmap
+            def first_calls():
+                return _pyperfmap._stats()["first_calls"]
+            def late():
+                return 2
+            def at_exit():  # runs after pyperfmap closed its map
+                before = first_calls()
+                s = sum(late() for _ in range(1000))
+                print("atexit", s, first_calls() - before)
+            atexit.register(at_exit)
+            ns = {}
+            # a name that is not UTF-8: no trampoline can be named for it
+            exec(compile("def bad(i):\\n    return i\\n", "bad\\udcff.py", "exec"), ns)
+            pyperfmap.enable()
+            def loop():
+                return sum(ns["bad"](i) for i in range(1000))
+            before = first_calls()
+            print("surrogate", loop(), first_calls() - before)
+            print(os.getpid())
+        """)
+        p = run([PY, prog], check=True)
+        out = p.stdout.splitlines()
+        got = names(read_map(self.map_of(int(out[1]))))
+        # loop, its generator and bad (or late): once each, not once per call
+        self.assertEqual(out[0].split()[:2], ["surrogate", "499500"])
+        self.assertLessEqual(int(out[0].split()[2]), 3, out)
+        self.assertEqual(out[2].split()[:2], ["atexit", "2000"])
+        self.assertLessEqual(int(out[2].split()[2]), 2, out)
+        self.assertIn("py::loop:%s" % prog, got)
+        self.assertFalse([n for n in got if "bad" in n or "late" in n], got)
+        self.assertLessEqual(p.stderr.count("pyperfmap: warning:"), 1, p.stderr)
+
+    def test_enable_after_exit_keeps_the_map(self):
+        prog = self.script("""
+            import atexit, os, pyperfmap
+            def again():  # registered first, so it runs after pyperfmap's own
+                print("again", pyperfmap.enable(), pyperfmap.enable(), pyperfmap.is_enabled())
+            atexit.register(again)
+            pyperfmap.enable()
+            def work():
+                return 1
+            work()
+            print(os.getpid())
+        """)
+        p = run([PY, prog], check=True)
+        pid, again = p.stdout.splitlines()
+        self.assertEqual(again, "again False False False")
+        got = names(read_map(self.map_of(int(pid))))  # exact: still trimmed, not emptied
+        self.assertIn("py::work:%s" % prog, got)
+        warnings = [l for l in p.stderr.splitlines() if l.startswith("pyperfmap: warning:")]
+        self.assertEqual(len(warnings), 1, p.stderr)
+        self.assertIn("closed at exit", warnings[0])
+
+
+# The load in the host process: threads making code objects, a toggler, and
+# a storm of forked children that end by os._exit, by a normal exit's atexit
+# handlers, by SIGKILL from themselves at a random call, or by SIGKILL from
+# the parent at a random moment.
+STRESS = r"""
+    import json, os, random, signal, sys, threading, time, warnings
+    warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads (3.12+)
+    errdir = sys.argv[1]
+    nthreads, nfuncs, nchildren, seed = (int(x) for x in sys.argv[2:6])
+    rnd = random.Random(seed)
+    sys.setswitchinterval(0.0005)  # the forking thread must not starve
+
+    def own_stderr():
+        # each child's warnings in a file of its own; registered before
+        # pyperfmap's fork handler, so it runs before that one can warn
+        fd = os.open(os.path.join(errdir, "err-%d" % os.getpid()),
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 2)
+        os.close(fd)
+    os.register_at_fork(after_in_child=own_stderr)
+
+    import atexit, pyperfmap
+    enabled = pyperfmap.enable()
+
+    def make(tag, i):
+        ns = {}
+        exec(compile("def f(x):\n    return x + %d\n" % i, "gen_%s_%d.py" % (tag, i % 64), "exec"), ns)
+        if ns["f"](i) != 2 * i:
+            os._exit(3)
+
+    def worker(k):
+        for i in range(nfuncs):
+            make(k, i)
+
+    stop = threading.Event()
+    def toggler():
+        while not stop.is_set():
+            pyperfmap.disable()
+            time.sleep(0.0002)
+            pyperfmap.enable()
+
+    def child(mode, n, kill_at):
+        for i in range(n):
+            make("c%d" % os.getpid(), i)
+            if i == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            if i % 50 == 0:
+                pyperfmap.disable()
+                pyperfmap.enable()
+        if mode == "clean":
+            atexit._run_exitfuncs()  # what a normal exit runs: the map is trimmed
+        os._exit(0)
+
+    def status(st):
+        return "sig%d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit%d" % os.WEXITSTATUS(st)
+
+    live, results = {}, {}
+    def reap(below):
+        while len(live) >= below:
+            now = time.monotonic()
+            for pid, c in list(live.items()):
+                if c["kill_at"] is not None and now >= c["kill_at"]:
+                    os.kill(pid, signal.SIGKILL)
+                    c["kill_at"] = None
+                if now >= c["deadline"] and not c["hung"]:
+                    os.kill(pid, signal.SIGABRT)  # faulthandler: where it hangs
+                    c["hung"] = True
+                if now >= c["deadline"] + 2:
+                    os.kill(pid, signal.SIGKILL)
+                wpid, st = os.waitpid(pid, os.WNOHANG)
+                if wpid:
+                    results[pid] = [c["mode"], status(st), c["hung"]]
+                    del live[pid]
+            time.sleep(0.001)
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(nthreads)]
+    ts.append(threading.Thread(target=toggler))
+    for t in ts:
+        t.start()
+    for _ in range(nchildren):
+        mode = rnd.choice(["exit", "clean", "self-kill", "killed"])
+        n = rnd.randrange(20, 300)
+        kill_at = rnd.randrange(n) if mode == "self-kill" else None
+        delay = rnd.uniform(0, 0.03)
+        pid = os.fork()
+        if pid == 0:
+            child(mode, n, kill_at)
+        now = time.monotonic()
+        live[pid] = {"mode": mode, "hung": False, "deadline": now + 30,
+                     "kill_at": now + delay if mode == "killed" else None}
+        reap(8)
+    reap(1)
+    stop.set()
+    for t in ts:
+        t.join()
+    def final():
+        return 1
+    pyperfmap.enable()  # the toggler may have left it off
+    final()
+    print(json.dumps({"pid": os.getpid(), "enabled": enabled, "children": results}))
+"""
+
+# The longest line a stress process writes: address, size, a short name.
+MAX_ENTRY = 200
+
+
+class Stress(Scratch):
+    def stress(self, map_dir, threads=16, funcs=400, children=100):
+        prog = self.script(STRESS, name="stress.py")
+        env = dict(os.environ, PYPERFMAP_MAP_DIR=map_dir, PYTHONFAULTHANDLER="1")
+        start = time.monotonic()
+        p = subprocess.Popen([PY, prog, self.dir, str(threads), str(funcs), str(children),
+                              str(os.getpid())], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True,
+                             start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=240)
+        finally:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # the parent and any child left
+            except ProcessLookupError:
+                pass
+            p.wait()
+        sys.stderr.write("[stress %s: %.1f s] " % (os.path.basename(map_dir), time.monotonic() - start))
+        self.assertEqual(p.returncode, 0, err[-3000:])
+        res = json.loads(out)
+        self.assertEqual(len(res["children"]), children)
+        self.check_warnings(err.splitlines(), "parent")
+        for pid, (mode, st, hung) in res["children"].items():
+            if hung:
+                with open(os.path.join(self.dir, "err-%s" % pid)) as f:
+                    self.fail("child %s (%s) hung:\n%s" % (pid, mode, f.read()))
+            want = {"exit": ["exit0"], "clean": ["exit0"], "self-kill": ["sig9"],
+                    "killed": ["exit0", "sig9"]}[mode]
+            self.assertIn(st, want, "child %s (%s)" % (pid, mode))
+            errf = os.path.join(self.dir, "err-%s" % pid)
+            if st == "sig9" and not os.path.exists(errf):
+                continue  # killed before its fork handlers ran
+            with open(errf) as f:
+                self.check_warnings(f.read().splitlines(), "child %s" % pid)
+        maps = {}
+        if os.path.isdir(map_dir):
+            for f in os.listdir(map_dir):
+                m = re.match(r"perf-(\d+)\.map$", f)
+                self.assertTrue(m, f)
+                maps[m.group(1)] = os.path.join(map_dir, f)
+        for pid, path in maps.items():
+            if pid == str(res["pid"]):
+                how = "exact"
+            else:
+                self.assertIn(pid, res["children"], "a map of an unknown process")
+                mode, st, _ = res["children"][pid]
+                how = "killed" if st == "sig9" else "exact" if mode == "clean" else "padded"
+            self.check_map(path, how)
+        return res, err, maps
+
+    def check_warnings(self, lines, who):
+        """At most one warning per process, and nothing else on stderr."""
+        self.assertLessEqual(len(lines), 1, "%s: %s" % (who, lines))
+        for l in lines:
+            self.assertTrue(l.startswith("pyperfmap: warning:"), "%s: %s" % (who, l))
+
+    def check_map(self, path, how):
+        """What a map guarantees (mapfile.h): whole lines "START SIZE name",
+        trimmed after a clean exit, padded with newlines otherwise, and in
+        the map of a killed process at most its last entry cut short."""
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        if how == "exact":
+            self.assertFalse(text.endswith("\n\n") or (text and not text.endswith("\n")), path)
+        lines = [l for l in text.split("\n") if l]
+        bad = [i for i, l in enumerate(lines)
+               if not (LINE.match(l) and l.split(" ")[1] == SIZE)]
+        if how == "killed" and bad:
+            tail = sum(len(l) + 1 for l in lines[bad[0]:])
+            self.assertLessEqual(tail, MAX_ENTRY, "%s: more than one entry damaged: %r"
+                                 % (path, lines[bad[0]:]))
+        else:
+            self.assertEqual(bad, [], "%s: %r" % (path, [lines[i] for i in bad[:3]]))
+
+    def mount_tmpfs(self, opts):
+        mnt = tempfile.mkdtemp(prefix="pyperfmap-tmpfs-")
+        p = run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt])
+        if p.returncode != 0:
+            os.rmdir(mnt)
+            self.skipTest("cannot mount a tmpfs: %s" % p.stderr.strip())
+        self.addCleanup(os.rmdir, mnt)
+        self.addCleanup(run, ["umount", "-l", mnt])
+        return mnt
+
+    def test_stress(self):
+        maps_dir = os.path.join(self.dir, "maps")
+        os.mkdir(maps_dir)
+        res, err, maps = self.stress(maps_dir)
+        self.assertTrue(res["enabled"])
+        self.assertEqual(err, "", "no failure with room to write")
+        parent = names(read_map(maps[str(res["pid"])]))
+        self.assertIn("py::final:%s" % os.path.join(self.dir, "stress.py"), parent)
+        self.assertTrue([n for n in parent if n.startswith("py::f:gen_")])
+        for pid, (mode, st, _) in res["children"].items():
+            if st == "exit0":  # every child that finished named its own functions
+                own = names(read_map(maps[pid], exact=False))
+                self.assertTrue([n for n in own if n.startswith("py::f:gen_c%s_" % pid)], pid)
+                self.assertIn("py::worker:%s" % os.path.join(self.dir, "stress.py"), own,
+                              "inherited from the parent")
+
+    def test_stress_full_map_dir(self):
+        mnt = self.mount_tmpfs("size=192k,mode=0700")
+        res, err, maps = self.stress(mnt)
+        self.assertTrue(res["enabled"])
+        errs = err
+        for f in os.listdir(self.dir):
+            if f.startswith("err-"):
+                with open(os.path.join(self.dir, f)) as e:
+                    errs += e.read()
+        self.assertIn("No space left on device", errs)
+
+    def test_stress_read_only_map_dir(self):
+        mnt = self.mount_tmpfs("ro,size=64k")
+        res, err, maps = self.stress(mnt, funcs=100, children=20)
+        self.assertFalse(res["enabled"])
+        self.assertIn("Read-only file system", err)
+        self.assertEqual(maps, {})
+
+    def test_stress_missing_map_dir(self):
+        res, err, maps = self.stress(os.path.join(self.dir, "missing"), funcs=100, children=20)
+        self.assertFalse(res["enabled"])
+        self.assertIn("No such file or directory", err)
 
 
 @unittest.skipUnless(PERF, "perf is not installed")
