@@ -256,9 +256,22 @@ class TruncatedTest(unittest.TestCase):
                                  '2999', '-g', '--', 'sh', '-c',
                                  'while :; do ls -R /usr/lib >/dev/null; done'],
                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(2)
+        # Kill only once perf has flushed samples: a fixed sleep raced a slow
+        # start on a loaded machine (the file then held no sample at all).
+        # perf writes the ring buffers in chunks as they fill, so growth by
+        # 256 KiB past the synthesized records means samples on disk.
+        deadline = time.monotonic() + 120
+        start = grown = None
+        while not grown and time.monotonic() < deadline and perf.poll() is None:
+            time.sleep(0.05)
+            size = os.path.getsize(data) if os.path.exists(data) else 0
+            start = start or size
+            grown = start and size - start >= 256 << 10
+        alive = perf.poll() is None
         os.killpg(perf.pid, signal.SIGKILL)
         perf.wait()
+        self.assertTrue(alive, 'perf exited by itself')
+        self.assertTrue(grown, 'perf.data did not grow by 256 KiB in 120 s')
         p = run(data)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('pymerge: ', p.stderr)
