@@ -86,6 +86,19 @@ void symtab__finish(struct symtab *t, int is_kallsyms)
         sorted++;
     if (sorted < t->n)
         qsort(t->syms, t->n, sizeof(*t->syms), by_start);
+    /* Of several symbols at one address, keep perf's choice,
+     * judged on their recorded sizes: perf's dso__load_sym runs
+     * symbols__fixup_duplicate before symbols__fixup_end. */
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (n && t->syms[n - 1].start == t->syms[i].start) {
+            if (!better(&t->syms[n - 1], &t->syms[i]))
+                t->syms[n - 1] = t->syms[i];
+            continue;
+        }
+        t->syms[n++] = t->syms[i];
+    }
+    t->n = n;
     for (size_t i = 1; i < t->n; i++) {
         struct sym *prev = &t->syms[i - 1], *curr = &t->syms[i];
         if (prev->end != prev->start)
@@ -98,17 +111,6 @@ void symtab__finish(struct symtab *t, int is_kallsyms)
     struct sym *last = &t->syms[t->n - 1];
     if (last->end == last->start)
         last->end = ((last->start + 4095) & ~4095ULL) + 4096;
-    /* Of several symbols at one address, keep perf's choice. */
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (n && t->syms[n - 1].start == t->syms[i].start) {
-            if (!better(&t->syms[n - 1], &t->syms[i]))
-                t->syms[n - 1] = t->syms[i];
-            continue;
-        }
-        t->syms[n++] = t->syms[i];
-    }
-    t->n = n;
 }
 
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr)
