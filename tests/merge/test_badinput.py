@@ -170,6 +170,12 @@ class BadInputTest(unittest.TestCase):
             data[i] ^= 0x5a
         self.assertBad(run(variant('zbad', bytes(data))), 'offset %d' % off, 'compressed')
 
+    def test_folded_last_line_cr(self):
+        """A folded file whose last line ends in CR without LF (a crash found
+        by fuzz_folded: the parser stepped past the end)."""
+        p = run(variant('cr.folded', b'a;b 1\r'), '--input', 'folded')
+        self.assertEqual((p.returncode, p.stdout), (0, 'a;b 1\n'), p.stderr)
+
     def test_file_mode_through_a_pipe(self):
         with open(FP, 'rb') as f:
             cat = subprocess.Popen(['cat'], stdin=f, stdout=subprocess.PIPE)
