@@ -284,6 +284,39 @@ class TruncatedTest(unittest.TestCase):
         self.assertTrue(parse_folded(p.stdout))
 
 
+@unittest.skipIf(SANITIZED, 'sanitizers reserve terabytes of address space')
+class MemoryLimitTest(unittest.TestCase):
+    """ulimit -v too small for the input: one line "pymerge: out of
+    memory" and status 2, never a crash; from the smallest limit the
+    program starts under up to one that is enough."""
+
+    def limits(self, args):
+        ooms = 0
+        for mib in range(4, 257, 4):
+            def limit(n=mib << 20):
+                resource.setrlimit(resource.RLIMIT_AS, (n, n))
+            p = subprocess.run([PYMERGE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, preexec_fn=limit, errors='surrogateescape')
+            if p.returncode == 127 and 'shared libraries' in p.stderr:
+                continue                    # the loader itself did not fit
+            if p.returncode == 0:
+                self.assertGreater(ooms, 0, 'never out of memory: start lower')
+                return
+            msg = '%s under %d MiB: status %d, %r' % (args, mib, p.returncode, p.stderr[-300:])
+            self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: out of memory\n'), msg)
+            ooms += 1
+        self.fail('%s: not enough with 256 MiB' % args)
+
+    def test_options(self):
+        for args in ([], ['--tid', '--format', 'speedscope'], ['--format', 'svg'],
+                     ['--view', 'python']):
+            for src in (FP, Z, PIPE):
+                self.limits(args + [src])
+
+    def test_diff(self):
+        self.limits(['diff', FP, Z])
+
+
 class FuzzTest(unittest.TestCase):
     """Random corruption anywhere: only exit 0 or 2, a pymerge message on
     failure, and no crash, hang or runaway allocation."""
