@@ -8,6 +8,7 @@ exit status 2; a missing tail must give a warning and the stacks read so
 far.  Never a crash (a signal, or a sanitizer's exit status), a hang or
 unbounded memory: every run is bounded in time and address space.
 """
+import json
 import os
 import random
 import resource
@@ -318,40 +319,76 @@ class MemoryLimitTest(unittest.TestCase):
 
 
 class FuzzTest(unittest.TestCase):
-    """Random corruption anywhere: only exit 0 or 2, a pymerge message on
-    failure, and no crash, hang or runaway allocation."""
+    """Random corruption anywhere, under every option family: only exit 0
+    or 2, a pymerge message on failure, well-formed output on success, and
+    no crash, hang or runaway allocation."""
 
-    def fuzz(self, src, n, seed):
-        rnd = random.Random(seed)
-        data = read(src)
+    @staticmethod
+    def corrupt(rnd, data):
         off, size = header(data) if data[8:16] != b'\x10' + b'\0' * 7 else (16, len(data) - 16)
+        d = bytearray(data)
+        for _ in range(rnd.randint(1, 8)):
+            where = rnd.randrange(0, len(d)) if rnd.random() < 0.2 else \
+                rnd.randrange(off, min(off + size, len(d)))
+            width = rnd.choice((1, 2, 4, 8))
+            for k in range(width):
+                if where + k < len(d):
+                    d[where + k] = rnd.randrange(256) if rnd.random() < 0.7 else 0xff
+        if rnd.random() < 0.2:
+            d = d[:rnd.randrange(len(d))]
+        return bytes(d)
+
+    def fuzz(self, srcs, n, seed, *args):
+        """n corruptions of srcs (in turn) with pymerge ARGS; in args, None
+        stands for the corrupted file (default: last)."""
+        rnd = random.Random(seed)
+        datas = [read(src) for src in srcs]
+        if None not in args:
+            args += (None,)
         for i in range(n):
-            d = bytearray(data)
-            for _ in range(rnd.randint(1, 8)):
-                where = rnd.randrange(0, len(d)) if rnd.random() < 0.2 else \
-                    rnd.randrange(off, min(off + size, len(d)))
-                width = rnd.choice((1, 2, 4, 8))
-                for k in range(width):
-                    if where + k < len(d):
-                        d[where + k] = rnd.randrange(256) if rnd.random() < 0.7 else 0xff
-            if rnd.random() < 0.2:
-                d = d[:rnd.randrange(len(d))]
-            p = run(variant('fuzz', bytes(d)))
-            msg = 'seed %d case %d: status %d, stderr %r' % (seed, i, p.returncode, p.stderr[-500:])
+            path = variant('fuzz', self.corrupt(rnd, datas[i % len(datas)]))
+            argv = [path if a is None else a for a in args]
+            p = subprocess.run([PYMERGE] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, preexec_fn=limit_memory,
+                               errors='surrogateescape')
+            msg = '%s seed %d case %d: status %d, stderr %r' % (
+                args, seed, i, p.returncode, p.stderr[-500:])
             self.assertIn(p.returncode, (0, 2), msg)
             if p.returncode == 2:
                 self.assertTrue(p.stderr.startswith('pymerge: '), msg)
-            else:
+            elif 'speedscope' in args:
+                json.loads(p.stdout)
+            elif 'svg' in args:
+                self.assertIn('</svg>', p.stdout, msg)
+            elif 'diff' not in args:
                 parse_folded(p.stdout)
 
     def test_fuzz_file_mode(self):
-        self.fuzz(FP, 120, 1)
+        self.fuzz([FP], 120, 1)
 
     def test_fuzz_compressed(self):
-        self.fuzz(Z, 60, 2)
+        self.fuzz([Z], 60, 2)
 
     def test_fuzz_pipe_mode(self):
-        self.fuzz(PIPE, 60, 3)
+        self.fuzz([PIPE], 60, 3)
+
+    # Each option family reaches code the defaults do not (a COMM under
+    # --tid overflowed a buffer, issue 9): fewer cases each, every input.
+    def test_fuzz_pid_tid(self):
+        self.fuzz([FP, Z, PIPE], 20, 4, '--pid')
+        self.fuzz([FP, Z, PIPE], 20, 5, '--tid')
+
+    def test_fuzz_views(self):
+        for k, view in enumerate(('native', 'mixed', 'python')):
+            self.fuzz([FP, Z, PIPE], 15, 6 + k, '--view', view)
+
+    def test_fuzz_formats(self):
+        for k, fmt in enumerate(('folded', 'svg', 'speedscope')):
+            self.fuzz([FP, Z, PIPE], 15, 9 + k, '--format', fmt)
+
+    def test_fuzz_diff(self):
+        self.fuzz([FP, Z, PIPE], 15, 12, 'diff', FP, None)
+        self.fuzz([FP, Z, PIPE], 15, 13, 'diff', None, PIPE)
 
 
 if __name__ == '__main__':
