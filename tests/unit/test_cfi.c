@@ -109,7 +109,7 @@ static void walk(void)
     struct unwind_dwarf *ud = unwind_dwarf__new();
     unsigned n;
     enum unwind_stop stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
-    CHECK(stop == UNWIND_ROOT);
+    CHECK(stop == UNWIND_COMPLETE);
     CHECK(n == 4);
     CHECK(ips[0] == addr(t_plain_pc) && ips[1] == addr(t_rbp_ret));
     CHECK(ips[2] == addr(t_expr_ret) && ips[3] == addr(t_root_ret));
