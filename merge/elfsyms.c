@@ -386,7 +386,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
     struct elf_file f = {.fd = -1};
     size_t size;
     const void *base = elf_own_vdso(&size);
-    char *copy = NULL;
+    char *copy = NULL, cached[PATH_MAX] = "";
 
     memset(img, 0, sizeof(*img));
     elf_version(EV_CURRENT);
@@ -398,7 +398,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
         if (elf_file_init(&f) == 0 && want_size && !same_bid(&f, want, want_size))
             elf_file_close(&f);
     }
-    if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size, NULL) == 0)) {
+    if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size, cached) == 0)) {
         free(copy);
         snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
         return -1;
@@ -406,6 +406,9 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
     load_from(img, &f, "[vdso]");
     elf_file_close(&f);
     free(copy);
+    /* The recording machine's vdso: the unwinder must read its CFI too. */
+    if (cached[0])
+        img->file = xstrdup(cached);
     return 0;
 }
 

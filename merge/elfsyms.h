@@ -32,7 +32,7 @@ struct elf_image {
     size_t n_loads;
     char *file;                 /* the file matching the recording (path, or perf's
                                  * cached copy); the DWARF unwinder reads its CFI.
-                                 * NULL for the vdso */
+                                 * NULL for this machine's own vdso */
 };
 
 /*
@@ -45,8 +45,8 @@ struct elf_image {
  */
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
                     uint8_t want_size, char *why, size_t whylen);
-/* The same for the vdso: this process's own if its build id matches, else
- * perf's cached copy. */
+/* The same for the vdso: this process's own if its build id matches (file
+ * stays NULL), else perf's cached copy (file names it). */
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
                          char *why, size_t whylen);
 void elf_image__exit(struct elf_image *img);

@@ -86,7 +86,7 @@ int folded__parse(struct profile *p, const char *text, size_t len, const char *n
             GROW(lines, cap, n + 1);
             lines[n++] = (struct fline){q, (size_t)(sp - 1 - q), w};
         }
-        q = e == end ? end : nl + 1;
+        q = nl ? nl + 1 : end;     /* not e: a final "\r" moved it */
     }
     /* Sorted as pymerge's own output is, so that every input lists its
      * stacks in one order. */

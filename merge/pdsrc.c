@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,18 +50,76 @@ void src_take(struct src *s, size_t n)
     s->off += n;
 }
 
-/* A mapped file that another process truncates under us raises SIGBUS
- * on the next page touched: end with the usual one-line error instead. */
-static const char *mapped_path;
+/*
+ * A mapped file that another process truncates under us raises SIGBUS on
+ * the next page touched: end with the usual one-line error instead.  Only
+ * faults inside our own mappings are blamed on an input; any other SIGBUS
+ * (libelf's or libdw's mappings of other files, a kill) goes to the
+ * handler that was there before, which is put back when the last mapping
+ * is gone.  The handler reads only this table, never freed memory.
+ */
+#define MAX_MAPPED 4
+static struct mapped {
+    const u8 *start;
+    size_t len;
+    char path[256];
+} mapped[MAX_MAPPED];
+static int n_mapped;
+static struct sigaction old_sigbus;
 
-static void on_sigbus(int sig)
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     static const char a[] = "pymerge: ", b[] = ": the file shrank while being read\n";
-    (void)sig;
-    if (write(2, a, sizeof(a) - 1) < 0 || write(2, mapped_path, strlen(mapped_path)) < 0 ||
-        write(2, b, sizeof(b) - 1) < 0)
-        _exit(2);
-    _exit(2);
+    (void)uc;
+    for (int i = 0; i < MAX_MAPPED; i++) {
+        const struct mapped *m = &mapped[i];
+        uintptr_t at = (uintptr_t)si->si_addr, lo = (uintptr_t)m->start;
+        if (si->si_code > 0 && m->start && at >= lo && at - lo < m->len) {
+            if (write(2, a, sizeof(a) - 1) < 0 || write(2, m->path, strlen(m->path)) < 0 ||
+                write(2, b, sizeof(b) - 1) < 0)
+                _exit(2);
+            _exit(2);
+        }
+    }
+    /* Not ours: the previous disposition, as if we had never been here.  A
+     * fault repeats when the instruction is retried; a sent signal does not. */
+    sigaction(SIGBUS, &old_sigbus, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+}
+
+/* Returns -1 when MAX_MAPPED inputs are mapped already. */
+static int watch(const u8 *start, size_t len, const char *path)
+{
+    for (int i = 0; i < MAX_MAPPED; i++) {
+        struct mapped *m = &mapped[i];
+        if (m->start)
+            continue;
+        snprintf(m->path, sizeof(m->path), "%s", path);
+        m->len = len;
+        m->start = start;
+        if (n_mapped++ == 0) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_sigaction = on_sigbus;
+            sa.sa_flags = SA_SIGINFO;
+            sigaction(SIGBUS, &sa, &old_sigbus);
+        }
+        return 0;
+    }
+    return -1;
+}
+
+static void unwatch(const u8 *start)
+{
+    for (int i = 0; i < MAX_MAPPED; i++) {
+        if (mapped[i].start != start)
+            continue;
+        mapped[i].start = NULL;
+        if (--n_mapped == 0)
+            sigaction(SIGBUS, &old_sigbus, NULL);
+        return;
+    }
 }
 
 void src_map(struct src *s, const char *path)
@@ -71,14 +131,13 @@ void src_map(struct src *s, const char *path)
     void *m = mmap(NULL, (size_t)(s->end - start), PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
     if (m == MAP_FAILED)
         return;
+    if (watch(m, (size_t)(s->end - start), path) < 0) {
+        munmap(m, (size_t)(s->end - start));
+        return;
+    }
     s->map = m;
     s->map_off = start;
     s->map_len = (size_t)(s->end - start);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_sigbus;
-    mapped_path = path;
-    sigaction(SIGBUS, &sa, NULL);
 }
 
 /* Everything before low has been delivered: peak memory stays one round,
@@ -97,8 +156,10 @@ void src_release(struct src *s, u64 low)
 
 void src_exit(struct src *s)
 {
-    if (s->map)
+    if (s->map) {
+        unwatch(s->map);
         munmap((void *)s->map, s->map_len);
+    }
     if (s->fd > 0)
         close(s->fd);
     free(s->buf);

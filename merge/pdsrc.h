@@ -32,7 +32,9 @@ struct src {
 ssize_t src_want(struct src *s, size_t n);
 const u8 *src_ptr(const struct src *s);
 void src_take(struct src *s, size_t n);
-/* Map [s->off, s->end) of the file; on failure buffered reads remain. */
+/* Map [s->off, s->end) of the file; on failure buffered reads remain.
+ * Until src_exit, a SIGBUS in the mapping (the file was truncated) ends
+ * the process with "pymerge: PATH: the file shrank..." and status 2. */
 void src_map(struct src *s, const char *path);
 /* Give back mapped pages before file offset low (all delivered). */
 void src_release(struct src *s, u64 low);

@@ -66,10 +66,11 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
     case DSO_FILE:  /* the file the symbols come from: gone or rebuilt means its cached copy */
         um->path = symbols__elf_file(c->sy, m->dso);
         return um->path ? 0 : -1;
-    case DSO_VDSO:
-        um->path = NULL;
-        um->image = elf_own_vdso(&um->image_size);
-        return um->image ? 0 : -1;
+    case DSO_VDSO:  /* CFI from where the symbols came: the cached copy of the recording's */
+        um->path = symbols__elf_file(c->sy, m->dso);
+        if (!um->path)
+            um->image = elf_own_vdso(&um->image_size);
+        return um->path || um->image ? 0 : -1;
     case DSO_PERFMAP:
         switch (symbols__trampoline(c->sy, c->proc, addr, &entry)) {
         case TRAMPOLINE_PYPERFMAP:

@@ -77,15 +77,25 @@ static int is_module_sym(const struct sym *s)
     return strchr(s->name, '[') != NULL;
 }
 
-void symtab__finish(struct symtab *t, int is_kallsyms)
+/* perf's symbols__fixup_duplicate: of several symbols at one address,
+ * keep the one perf would show. */
+static void fixup_duplicate(struct symtab *t)
 {
-    if (!t->n)
-        return;
-    size_t sorted = 1;                  /* kallsyms and symtabs mostly are */
-    while (sorted < t->n && by_start(&t->syms[sorted - 1], &t->syms[sorted]) < 0)
-        sorted++;
-    if (sorted < t->n)
-        qsort(t->syms, t->n, sizeof(*t->syms), by_start);
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (n && t->syms[n - 1].start == t->syms[i].start) {
+            if (!better(&t->syms[n - 1], &t->syms[i]))
+                t->syms[n - 1] = t->syms[i];
+            continue;
+        }
+        t->syms[n++] = t->syms[i];
+    }
+    t->n = n;
+}
+
+/* perf's symbols__fixup_end: a zero-sized symbol reaches the next one. */
+static void fixup_end(struct symtab *t, int is_kallsyms)
+{
     for (size_t i = 1; i < t->n; i++) {
         struct sym *prev = &t->syms[i - 1], *curr = &t->syms[i];
         if (prev->end != prev->start)
@@ -98,17 +108,29 @@ void symtab__finish(struct symtab *t, int is_kallsyms)
     struct sym *last = &t->syms[t->n - 1];
     if (last->end == last->start)
         last->end = ((last->start + 4095) & ~4095ULL) + 4096;
-    /* Of several symbols at one address, keep perf's choice. */
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (n && t->syms[n - 1].start == t->syms[i].start) {
-            if (!better(&t->syms[n - 1], &t->syms[i]))
-                t->syms[n - 1] = t->syms[i];
-            continue;
-        }
-        t->syms[n++] = t->syms[i];
+}
+
+void symtab__finish(struct symtab *t, int is_kallsyms)
+{
+    if (!t->n)
+        return;
+    size_t sorted = 1;                  /* kallsyms and symtabs mostly are */
+    while (sorted < t->n && by_start(&t->syms[sorted - 1], &t->syms[sorted]) < 0)
+        sorted++;
+    if (sorted < t->n)
+        qsort(t->syms, t->n, sizeof(*t->syms), by_start);
+    /* perf's order differs by source: dso__load_sym (ELF) runs
+     * symbols__fixup_duplicate before symbols__fixup_end, so a zero-sized
+     * alias is judged as zero-sized; __dso__load_kallsyms runs them the
+     * other way round, so the last alias at an address has been stretched
+     * to the next symbol and wins by size. */
+    if (is_kallsyms) {
+        fixup_end(t, 1);
+        fixup_duplicate(t);
+    } else {
+        fixup_duplicate(t);
+        fixup_end(t, 0);
     }
-    t->n = n;
 }
 
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr)

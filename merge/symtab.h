@@ -34,8 +34,9 @@ void symtab__add_owned(struct symtab *t, uint64_t start, uint64_t size, uint8_t 
 /*
  * Sort, then apply perf's symbols__fixup_end (a zero-sized symbol reaches
  * the next one) and symbols__fixup_duplicate (of symbols at one address,
- * keep the one perf would show).  is_kallsyms: module names are tagged
- * "[mod]" and do not stretch across the kernel/module gap.
+ * keep the one perf would show), in perf's order for the source (see
+ * symtab.c).  is_kallsyms: module names are tagged "[mod]" and do not
+ * stretch across the kernel/module gap.
  */
 void symtab__finish(struct symtab *t, int is_kallsyms);
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr);

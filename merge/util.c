@@ -2,9 +2,11 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void (*oom_handler)(void);
 
@@ -13,8 +15,15 @@ void util__on_oom(void (*handler)(void))
     oom_handler = handler;
 }
 
+/* Several threads can run out at once: the handler runs in the first
+ * only (one message, and no exit() racing another exit(), which is
+ * undefined); the others wait for it to end the process. */
 static void out_of_memory(void)
 {
+    static atomic_flag running = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&running))
+        for (;;)
+            pause();
     if (oom_handler)
         oom_handler();
     abort();    /* a handler must not return: nothing below can go on */

@@ -8,6 +8,7 @@ exit status 2; a missing tail must give a warning and the stacks read so
 far.  Never a crash (a signal, or a sanitizer's exit status), a hang or
 unbounded memory: every run is bounded in time and address space.
 """
+import json
 import os
 import random
 import resource
@@ -170,6 +171,12 @@ class BadInputTest(unittest.TestCase):
             data[i] ^= 0x5a
         self.assertBad(run(variant('zbad', bytes(data))), 'offset %d' % off, 'compressed')
 
+    def test_folded_last_line_cr(self):
+        """A folded file whose last line ends in CR without LF (a crash found
+        by fuzz_folded: the parser stepped past the end)."""
+        p = run(variant('cr.folded', b'a;b 1\r'), '--input', 'folded')
+        self.assertEqual((p.returncode, p.stdout), (0, 'a;b 1\n'), p.stderr)
+
     def test_file_mode_through_a_pipe(self):
         with open(FP, 'rb') as f:
             cat = subprocess.Popen(['cat'], stdin=f, stdout=subprocess.PIPE)
@@ -256,50 +263,132 @@ class TruncatedTest(unittest.TestCase):
                                  '2999', '-g', '--', 'sh', '-c',
                                  'while :; do ls -R /usr/lib >/dev/null; done'],
                                 stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(2)
+        # Kill only once perf has flushed samples: a fixed sleep raced a slow
+        # start on a loaded machine (the file then held no sample at all).
+        # perf writes the ring buffers in chunks as they fill, so growth by
+        # 256 KiB past the synthesized records means samples on disk.
+        deadline = time.monotonic() + 120
+        start = grown = None
+        while not grown and time.monotonic() < deadline and perf.poll() is None:
+            time.sleep(0.05)
+            size = os.path.getsize(data) if os.path.exists(data) else 0
+            start = start or size
+            grown = start and size - start >= 256 << 10
+        alive = perf.poll() is None
         os.killpg(perf.pid, signal.SIGKILL)
         perf.wait()
+        self.assertTrue(alive, 'perf exited by itself')
+        self.assertTrue(grown, 'perf.data did not grow by 256 KiB in 120 s')
         p = run(data)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('pymerge: ', p.stderr)
         self.assertTrue(parse_folded(p.stdout))
 
 
-class FuzzTest(unittest.TestCase):
-    """Random corruption anywhere: only exit 0 or 2, a pymerge message on
-    failure, and no crash, hang or runaway allocation."""
+@unittest.skipIf(SANITIZED, 'sanitizers reserve terabytes of address space')
+class MemoryLimitTest(unittest.TestCase):
+    """ulimit -v too small for the input: one line "pymerge: out of
+    memory" and status 2, never a crash; from the smallest limit the
+    program starts under up to one that is enough."""
 
-    def fuzz(self, src, n, seed):
-        rnd = random.Random(seed)
-        data = read(src)
+    def limits(self, args):
+        ooms = 0
+        for mib in range(4, 257, 4):
+            def limit(n=mib << 20):
+                resource.setrlimit(resource.RLIMIT_AS, (n, n))
+            p = subprocess.run([PYMERGE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, preexec_fn=limit, errors='surrogateescape')
+            if p.returncode == 127 and 'shared libraries' in p.stderr:
+                continue                    # the loader itself did not fit
+            if p.returncode == 0:
+                self.assertGreater(ooms, 0, 'never out of memory: start lower')
+                return
+            msg = '%s under %d MiB: status %d, %r' % (args, mib, p.returncode, p.stderr[-300:])
+            self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: out of memory\n'), msg)
+            ooms += 1
+        self.fail('%s: not enough with 256 MiB' % args)
+
+    def test_options(self):
+        for args in ([], ['--tid', '--format', 'speedscope'], ['--format', 'svg'],
+                     ['--view', 'python']):
+            for src in (FP, Z, PIPE):
+                self.limits(args + [src])
+
+    def test_diff(self):
+        self.limits(['diff', FP, Z])
+
+
+class FuzzTest(unittest.TestCase):
+    """Random corruption anywhere, under every option family: only exit 0
+    or 2, a pymerge message on failure, well-formed output on success, and
+    no crash, hang or runaway allocation."""
+
+    @staticmethod
+    def corrupt(rnd, data):
         off, size = header(data) if data[8:16] != b'\x10' + b'\0' * 7 else (16, len(data) - 16)
+        d = bytearray(data)
+        for _ in range(rnd.randint(1, 8)):
+            where = rnd.randrange(0, len(d)) if rnd.random() < 0.2 else \
+                rnd.randrange(off, min(off + size, len(d)))
+            width = rnd.choice((1, 2, 4, 8))
+            for k in range(width):
+                if where + k < len(d):
+                    d[where + k] = rnd.randrange(256) if rnd.random() < 0.7 else 0xff
+        if rnd.random() < 0.2:
+            d = d[:rnd.randrange(len(d))]
+        return bytes(d)
+
+    def fuzz(self, srcs, n, seed, *args):
+        """n corruptions of srcs (in turn) with pymerge ARGS; in args, None
+        stands for the corrupted file (default: last)."""
+        rnd = random.Random(seed)
+        datas = [read(src) for src in srcs]
+        if None not in args:
+            args += (None,)
         for i in range(n):
-            d = bytearray(data)
-            for _ in range(rnd.randint(1, 8)):
-                where = rnd.randrange(0, len(d)) if rnd.random() < 0.2 else \
-                    rnd.randrange(off, min(off + size, len(d)))
-                width = rnd.choice((1, 2, 4, 8))
-                for k in range(width):
-                    if where + k < len(d):
-                        d[where + k] = rnd.randrange(256) if rnd.random() < 0.7 else 0xff
-            if rnd.random() < 0.2:
-                d = d[:rnd.randrange(len(d))]
-            p = run(variant('fuzz', bytes(d)))
-            msg = 'seed %d case %d: status %d, stderr %r' % (seed, i, p.returncode, p.stderr[-500:])
+            path = variant('fuzz', self.corrupt(rnd, datas[i % len(datas)]))
+            argv = [path if a is None else a for a in args]
+            p = subprocess.run([PYMERGE] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, preexec_fn=limit_memory,
+                               errors='surrogateescape')
+            msg = '%s seed %d case %d: status %d, stderr %r' % (
+                args, seed, i, p.returncode, p.stderr[-500:])
             self.assertIn(p.returncode, (0, 2), msg)
             if p.returncode == 2:
                 self.assertTrue(p.stderr.startswith('pymerge: '), msg)
-            else:
+            elif 'speedscope' in args:
+                json.loads(p.stdout)
+            elif 'svg' in args:
+                self.assertIn('</svg>', p.stdout, msg)
+            elif 'diff' not in args:
                 parse_folded(p.stdout)
 
     def test_fuzz_file_mode(self):
-        self.fuzz(FP, 120, 1)
+        self.fuzz([FP], 120, 1)
 
     def test_fuzz_compressed(self):
-        self.fuzz(Z, 60, 2)
+        self.fuzz([Z], 60, 2)
 
     def test_fuzz_pipe_mode(self):
-        self.fuzz(PIPE, 60, 3)
+        self.fuzz([PIPE], 60, 3)
+
+    # Each option family reaches code the defaults do not (a COMM under
+    # --tid overflowed a buffer, issue 9): fewer cases each, every input.
+    def test_fuzz_pid_tid(self):
+        self.fuzz([FP, Z, PIPE], 20, 4, '--pid')
+        self.fuzz([FP, Z, PIPE], 20, 5, '--tid')
+
+    def test_fuzz_views(self):
+        for k, view in enumerate(('native', 'mixed', 'python')):
+            self.fuzz([FP, Z, PIPE], 15, 6 + k, '--view', view)
+
+    def test_fuzz_formats(self):
+        for k, fmt in enumerate(('folded', 'svg', 'speedscope')):
+            self.fuzz([FP, Z, PIPE], 15, 9 + k, '--format', fmt)
+
+    def test_fuzz_diff(self):
+        self.fuzz([FP, Z, PIPE], 15, 12, 'diff', FP, None)
+        self.fuzz([FP, Z, PIPE], 15, 13, 'diff', None, PIPE)
 
 
 if __name__ == '__main__':

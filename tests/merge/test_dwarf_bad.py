@@ -6,7 +6,8 @@ hang or drop the sample.  All recordings are made here with real perf:
     caller, a CFA expression that jumps to itself);
   - garbage registers and stack copies (seeded corruption of a real file,
     record framing kept intact);
-  - stack copies too small to reach the root (--call-graph dwarf,1024).
+  - stack copies too small to reach the root (--call-graph dwarf,1024);
+  - a recording from another machine, unwound through its cached vdso.
 """
 import os
 import random
@@ -73,6 +74,34 @@ def corrupt(src, dst, seed):
     return len(samples(buf))
 
 
+def vdso_image():
+    with open('/proc/self/maps') as f:
+        line = next(line for line in f if line.rstrip().endswith('[vdso]'))
+    lo, hi = (int(a, 16) for a in line.split()[0].split('-'))
+    with open('/proc/self/mem', 'rb') as f:
+        f.seek(lo)
+        img = bytearray(f.read(hi - lo))
+    shoff, = struct.unpack_from('<Q', img, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', img, 0x3a)
+    return bytes(img[:shoff + shentsize * shnum])
+
+
+def zero_sections(img, names):
+    """img with the contents of the named sections zeroed."""
+    img = bytearray(img)
+    shoff, = struct.unpack_from('<Q', img, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', img, 0x3a)
+    strtab = struct.unpack_from('<Q', img, shoff + shentsize * shstrndx + 24)[0]
+    for i in range(shnum):
+        sh = shoff + shentsize * i
+        name, = struct.unpack_from('<I', img, sh)
+        off, size = struct.unpack_from('<QQ', img, sh + 24)
+        n = bytes(img[strtab + name:img.index(0, strtab + name)]).decode()
+        if n in names:
+            img[off:off + size] = bytes(size)
+    return bytes(img)
+
+
 def pymerge(*args):
     p = subprocess.run([PYMERGE, '-v', '--weight', 'samples'] + list(args), timeout=120,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
@@ -126,6 +155,56 @@ class BadDwarf(unittest.TestCase):
             self.assertIn(root, ('[truncated]', '_start', 'clone3'), stack)
             if root == '[truncated]':
                 self.assertNotIn('_start', stack.split(';'))
+
+
+    def test_vdso_of_the_recording_machine(self):
+        """A recording from another machine (its vdso's build id is not
+        this kernel's) is unwound through the vdso with the CFI of perf's
+        cached copy of that vdso, where its symbols come from too.  The
+        copy here is this machine's vdso under another build id; without
+        its .eh_frame the walks through it must stop there."""
+        prog = os.path.join(self.tmp, 'vdsoloop')
+        src = os.path.join(self.tmp, 'vdsoloop.c')
+        with open(src, 'w') as f:
+            f.write('#include <time.h>\nint main(void) { struct timespec s, t;\n'
+                    '  clock_gettime(CLOCK_MONOTONIC, &s);\n'
+                    '  do clock_gettime(CLOCK_MONOTONIC, &t);\n'
+                    '  while ((t.tv_sec - s.tv_sec) * 1000000000L + t.tv_nsec - s.tv_nsec'
+                    ' < 500000000L);\n  return 0; }\n')
+        run(['gcc', '-O2', '-g', '-o', prog, src])
+        data = os.path.join(self.tmp, 'vdso.data')
+        record_dwarf(data, [prog])
+        img = vdso_image()
+        note = struct.pack('<III', 4, 20, 3) + b'GNU\0'
+        at = img.index(note) + len(note)
+        bid = img[at:at + 20]
+        other = bytes(b ^ 0x5a for b in bid)
+        with open(data, 'rb') as f:
+            rec = f.read()
+        self.assertIn(bid, rec, 'perf recorded no build id for the vdso')
+        moved = os.path.join(self.tmp, 'vdso-other.data')
+        with open(moved, 'wb') as f:
+            f.write(rec.replace(bid, other))
+        cache = os.path.join(self.tmp, 'debug')
+        copy = os.path.join(cache, '[vdso]', other.hex(), 'vdso')
+        os.makedirs(os.path.dirname(copy))
+        env = dict(os.environ, PERF_BUILDID_DIR=cache)
+
+        def vdso_stacks(image):
+            with open(copy, 'wb') as f:
+                f.write(image.replace(bid, other))
+            p = subprocess.run([PYMERGE, '--view', 'native', moved], env=env, timeout=120,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return {s: c for s, c in parse_folded(p.stdout).items() if '__vdso_' in s}
+
+        whole = vdso_stacks(img)
+        self.assertGreater(sum(whole.values()), 50, whole)
+        self.assertTrue(all(s.split(';')[1] == '_start' for s in whole), whole)
+        no_cfi = vdso_stacks(zero_sections(img, ('.eh_frame', '.eh_frame_hdr')))
+        self.assertGreater(sum(no_cfi.values()), 50, no_cfi)
+        self.assertTrue(all(s.split(';')[1] == '[truncated]' for s in no_cfi), no_cfi)
 
 
 if __name__ == '__main__':

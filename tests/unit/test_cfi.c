@@ -1,0 +1,144 @@
+/* test_cfi.c - the CFI compiler (merge/cfi.c), the DWARF expression
+ * evaluator and the unwinder (merge/unwind_dwarf.c) on hand-written CFI
+ * (cfi_frames.S, linked into this program) and a made-up stack. */
+#include "cfi.h"
+#include "check.h"
+#include "unwind_dwarf.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+extern char t_plain_pc[], t_rbp_ret[], t_expr_ret[], t_root_ret[], t_bad_pc[];
+
+static struct unwind_map exe;   /* our executable mapping that holds the code */
+static const char *const exe_path = "/proc/self/exe";
+
+static uint64_t addr(const char *label)
+{
+    return (uint64_t)(uintptr_t)label;
+}
+
+static void find_exe(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f);
+    char line[512];
+    uint64_t at = addr(t_plain_pc);
+    while (fgets(line, sizeof(line), f)) {
+        uint64_t lo, hi, off;
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &off) == 3 &&
+            lo <= at && at < hi) {
+            exe = (struct unwind_map){.kind = UNWIND_MAP_ELF, .start = lo, .end = hi,
+                                      .pgoff = off, .path = exe_path, .dso = exe_path};
+            break;
+        }
+    }
+    fclose(f);
+    CHECK(exe.start);
+}
+
+static int lookup(void *ctx, uint64_t addr, struct unwind_map *m)
+{
+    (void)ctx;
+    if (addr < exe.start || addr >= exe.end)
+        return -1;
+    *m = exe;
+    return 0;
+}
+
+static uint64_t off_of(uint64_t a)
+{
+    return a - exe.start + exe.pgoff;
+}
+
+/* The compiled rules, one kind of each. */
+static void rules(void)
+{
+    char err[256];
+    struct cfi *c = cfi__new(exe_path, err, sizeof(err));
+    CHECK(c);
+    const struct cfi_rule *r = cfi__rule(c, off_of(addr(t_plain_pc)));
+    CHECK(r && r->cfa_reg == CFI_REG_RSP && r->cfa_off == 16);
+    CHECK(r->regs[CFI_REG_RBP].how == CFI_AT_CFA && r->regs[CFI_REG_RBP].off == -16);
+    CHECK(r->regs[CFI_REG_RA].how == CFI_AT_CFA && r->regs[CFI_REG_RA].off == -8);
+    CHECK(r->at_cfa == (1u << CFI_REG_RBP | 1u << CFI_REG_RA) && !r->signal);
+    /* the caller's sp is the CFA */
+    CHECK(r->regs[CFI_REG_RSP].how == CFI_VAL_CFA && r->regs[CFI_REG_RSP].off == 0);
+    r = cfi__rule(c, off_of(addr(t_rbp_ret) - 1));
+    CHECK(r && r->cfa_reg == CFI_REG_RBP && r->cfa_off == 16);
+    r = cfi__rule(c, off_of(addr(t_expr_ret) - 1));
+    CHECK(r && r->cfa_reg == CFI_CFA_EXPR && r->regs[CFI_REG_RA].how == CFI_AT_EXPR);
+    struct cfi_expr e = cfi__expr(c, r->cfa_off);
+    CHECK(e.nops == 6 && e.ops[3].atom == 0x28 && e.ops[4].atom == 0x06);
+    e = cfi__expr(c, r->regs[CFI_REG_RA].off);
+    /* (libdw puts the push of the CFA in front) */
+    CHECK(e.nops >= 2 && e.ops[e.nops - 2].atom == 0x08 && e.ops[e.nops - 2].n1 == 24);
+    CHECK(e.ops[e.nops - 1].atom == 0x1c);
+    r = cfi__rule(c, off_of(addr(t_root_ret) - 1));
+    CHECK(r && r->regs[CFI_REG_RA].how == CFI_UNDEF && (r->undef >> CFI_REG_RA & 1));
+    CHECK(cfi__rule(c, 1) == NULL);             /* the ELF header has no CFI */
+    uint8_t code;
+    CHECK(cfi__read(c, off_of(addr(t_plain_pc)), &code, 1) == 0 && code == 0x90);  /* nop */
+    cfi__delete(c);
+}
+
+/* perf's x86-64 user registers with mask 0xff0fff: ax bx cx dx si di bp
+ * sp ip flags cs ss r8..r15. */
+#define MASK 0xff0fffull
+enum { BP = 6, SP = 7, IP = 8, NREGS = 20 };
+#define S 0x7ffe00001000ull     /* the sampled stack pointer */
+
+static void put(uint64_t *stack, uint64_t addr, uint64_t v)
+{
+    stack[(addr - S) / 8] = v;
+}
+
+/* t_plain <- t_rbp <- t_expr <- t_root, through every kind of rule. */
+static void walk(void)
+{
+    uint64_t regs[NREGS] = {0}, stack[12] = {0}, ips[8];
+    regs[SP] = S;
+    regs[IP] = addr(t_plain_pc);
+    put(stack, S + 0, S + 32);                              /* t_plain: saved rbp */
+    put(stack, S + 8, addr(t_rbp_ret));                     /* t_plain: CFA - 8 */
+    put(stack, S + 40, addr(t_expr_ret));                   /* t_rbp: rbp + 16 - 8 */
+    put(stack, S + 56, addr(t_root_ret));                   /* t_expr: (S + 48 + 32) - 24 */
+    struct unwind_user u = {PERF_SAMPLE_REGS_ABI_64, MASK, regs, (const uint8_t *)stack,
+                            sizeof(stack)};
+    struct unwind_dwarf *ud = unwind_dwarf__new();
+    unsigned n;
+    enum unwind_stop stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    CHECK(stop == UNWIND_COMPLETE);
+    CHECK(n == 4);
+    CHECK(ips[0] == addr(t_plain_pc) && ips[1] == addr(t_rbp_ret));
+    CHECK(ips[2] == addr(t_expr_ret) && ips[3] == addr(t_root_ret));
+    /* The stack copy ends before t_expr's return address: truncated. */
+    u.stack_size = 48;
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    CHECK(stop == UNWIND_TRUNCATED && n == 3);
+    /* Room for two frames only. */
+    u.stack_size = sizeof(stack);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 2, &n) == UNWIND_DEPTH && n == 2);
+    /* A saved rbp below the frame: the caller's stack pointer would not climb. */
+    put(stack, S + 0, S - 64);
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    CHECK(stop == UNWIND_BAD_FRAME || stop == UNWIND_TRUNCATED);
+    CHECK(n == 2);
+    /* An expression branching outside itself. */
+    regs[IP] = addr(t_bad_pc);
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    CHECK(stop == UNWIND_BAD_FRAME && n == 1);
+    /* No stack pointer among the registers. */
+    u.mask = MASK & ~(1ull << SP);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n) == UNWIND_NO_REGS);
+    unwind_dwarf__delete(ud);
+}
+
+int main(void)
+{
+    find_exe();
+    rules();
+    walk();
+    return 0;
+}
