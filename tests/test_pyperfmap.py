@@ -213,6 +213,22 @@ class Api(Scratch):
         self.assertEqual((plain.returncode, plain.stdout), (4, "['x', 'y'] __main__\n"))
         self.assertEqual((ours.returncode, ours.stdout), (plain.returncode, plain.stdout))
 
+    def test_main_runs_code_as_python_would(self):
+        code = textwrap.dedent("""
+            import sys
+            print(sys.argv, __name__, repr(sys.path[0]))
+            if sys.argv[1] == "raise":
+                1 / 0
+            sys.exit(6)
+        """)
+        for arg in ("x", "raise"):
+            plain = run([PY, "-c", code, arg, "-y"], cwd=self.dir)
+            ours = run([PY, "-m", "pyperfmap", "-c", code, arg, "-y"], cwd=self.dir)
+            self.assertEqual((ours.returncode, ours.stdout, ours.stderr),
+                             (plain.returncode, plain.stdout, plain.stderr))
+        self.assertEqual(plain.stdout, "['-c', 'raise', '-y'] __main__ ''\n")
+        self.assertIn("ZeroDivisionError", ours.stderr)
+
     def test_main_usage_errors(self):
         p = run([PY, "-m", "pyperfmap"])
         self.assertEqual(p.returncode, 2)

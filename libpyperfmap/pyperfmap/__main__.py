@@ -1,18 +1,20 @@
-"""python -m pyperfmap [-m module | script.py] [args...]
+"""python -m pyperfmap [-m module | -c code | script.py] [args...]
 
-Runs a program with pyperfmap enabled, exactly as ``python script.py`` or
-``python -m module`` would run it: same sys.argv, __main__, sys.path[0],
-exit status, and traceback of an uncaught exception.  PYPERFMAP=1 is put in
+Runs a program with pyperfmap enabled, exactly as ``python script.py``,
+``python -m module`` or ``python -c code`` would run it: same sys.argv,
+__main__, sys.path[0], exit status, and traceback of an uncaught exception.  PYPERFMAP=1 is put in
 the environment so that Python subprocesses (where pyperfmap is installed)
 are profiled too.
 """
+import linecache
 import os
 import runpy
 import sys
+import types
 
 import pyperfmap
 
-USAGE = "usage: python -m pyperfmap [-m module | script.py] [args...]\n"
+USAGE = "usage: python -m pyperfmap [-m module | -c code | script.py] [args...]\n"
 
 
 def _user_traceback(tb):
@@ -25,13 +27,13 @@ def _user_traceback(tb):
 
 
 def main(argv):
-    if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] in ("-m", "-c") and len(argv) < 2):
         sys.stderr.write(USAGE)
         return 2
-    if argv[0] == "-m":
-        target, args, as_module = argv[1], argv[2:], True
+    if argv[0] in ("-m", "-c"):
+        target, args = argv[1], argv[2:]
     else:
-        target, args, as_module = argv[0], argv[1:], False
+        target, args = argv[0], argv[1:]
         if not os.path.exists(target):
             sys.stderr.write("%s: can't open file %r: [Errno 2] No such file or directory\n"
                              % (sys.executable, target))
@@ -39,7 +41,16 @@ def main(argv):
 
     os.environ["PYPERFMAP"] = "1"
     pyperfmap.enable()
-    if as_module:
+    if argv[0] == "-c":
+        sys.argv = ["-c"] + args
+        sys.path[0] = ""  # as python -c has it: the current folder, found anew each time
+        code = types.ModuleType("__main__")
+        code.__builtins__ = __builtins__
+        sys.modules["__main__"] = code
+        if sys.version_info >= (3, 13):  # its tracebacks quote -c code's lines
+            linecache.cache["<string>"] = (len(target), None, target.splitlines(True), "<string>")
+        run = lambda: exec(compile(target, "<string>", "exec"), code.__dict__)
+    elif argv[0] == "-m":
         sys.argv = [target] + args  # runpy replaces argv[0] with the module's path
         sys.path[0] = os.getcwd()
         run = lambda: runpy._run_module_as_main(target, alter_argv=True)

@@ -1,0 +1,316 @@
+"""Python programs as they really run (issue 10): any command under
+pyperf-record (console scripts, python -c/-m/SCRIPT), every kind of child
+process, a process in its own namespaces (a container), and pip install
+into a fresh venv.
+
+Run by /usr/bin/python3 (meson test suite "commands") with PYPERF_SCRIPTS,
+PYPERFMAP_PATH (the build's importable package folder), MESON_BUILD_ROOT,
+MESON_SOURCE_ROOT and pymerge on PATH.  Needs Debian's mercurial (hg) and
+python3-mesonpy.
+"""
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+SCRIPTS = os.environ["PYPERF_SCRIPTS"]
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYPATH = os.environ["PYPERFMAP_PATH"]
+PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
+
+# Children of every kind, each burning CPU in a function named for its kind
+# (enough for hundreds of samples), each printing "KIND PID".
+KIDS = """
+import multiprocessing as mp, os, subprocess, sys
+
+def burn():
+    s = 0
+    for i in range(BURN):
+        s += i
+    return s
+
+def spawn_work():
+    burn()
+    return os.getpid()
+
+def forkserver_work():
+    burn()
+    return os.getpid()
+
+def fork_work():
+    burn()
+    return os.getpid()
+
+if __name__ == "__main__":
+    for kind, work in (("spawn", spawn_work), ("forkserver", forkserver_work), ("fork", fork_work)):
+        with mp.get_context(kind).Pool(1) as pool:
+            print(kind, pool.apply(work), flush=True)
+    child = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "child.py")],
+                           stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    print("subprocess", child.stdout.strip(), flush=True)
+"""
+CHILD = """
+import os
+
+def subprocess_work():
+    s = 0
+    for i in range(BURN):
+        s += i
+
+subprocess_work()
+print(os.getpid())
+"""
+
+
+def run(args, env=None, **kw):
+    e = dict(os.environ, PYTHONPATH=PYPATH)
+    e.update(env or {})
+    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600, **kw)
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pyperf-commands-")
+        self.maps = []
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for m in self.maps:
+            if os.path.exists(m):
+                os.unlink(m)
+
+    def script(self, body, name="app.py", mode=0o644):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(body).lstrip())
+        os.chmod(path, mode)
+        return path
+
+    def kids(self, burn):
+        self.script(CHILD.replace("BURN", str(burn)), name="child.py")
+        return self.script(KIDS.replace("BURN", str(burn)), name="kids.py")
+
+    def child_pids(self, stdout):
+        pids = dict(line.split() for line in stdout.splitlines())
+        self.assertEqual(sorted(pids), ["fork", "forkserver", "spawn", "subprocess"], stdout)
+        self.maps += ["/tmp/perf-%s.map" % p for p in pids.values()]
+        return pids
+
+    def assert_children_mapped(self, pids):
+        for kind, pid in pids.items():
+            with open("/tmp/perf-%s.map" % pid) as f:
+                self.assertIn("py::%s_work:" % kind, f.read(), kind)
+
+    def record(self, cmd, env=None, cwd=None):
+        out = os.path.join(self.dir, "rec")
+        r = run([RECORD, "-o", out, "--"] + cmd, env=env, cwd=cwd)
+        self.assertIn("pyperf-record: wrote", r.stderr)
+        self.maps += glob.glob(os.path.join(out, "perf-*.map"))
+        self.maps = [os.path.join("/tmp", os.path.basename(m)) for m in self.maps]
+        return r, out
+
+    def python_view(self, out):
+        return subprocess.run(["pymerge", "--view", "python", os.path.join(out, "perf.data")],
+                              stdout=subprocess.PIPE, universal_newlines=True, check=True,
+                              timeout=600).stdout
+
+
+class AnyCommand(Scratch):
+    def test_console_script_hg(self):
+        """hg (#!/usr/bin/python3, no pyperfmap installed there) runs as
+        itself: output, exit status, and its functions named."""
+        hg = shutil.which("hg")
+        self.assertIsNotNone(hg, "mercurial is not installed (apt-get install mercurial)")
+        for args in (["init", "repo"], ["-R", "missing", "log"]):
+            plain = run([hg] + args, cwd=self.dir)
+            if args[0] == "init":  # again, under pyperf-record
+                shutil.rmtree(os.path.join(self.dir, "repo"))
+            ours, out = self.record(["hg"] + args, cwd=self.dir)
+            self.assertEqual(ours.returncode, plain.returncode, ours.stderr)
+            self.assertEqual(ours.stdout, plain.stdout)
+            for line in plain.stderr.splitlines():
+                self.assertIn(line, ours.stderr)
+        self.assertEqual(plain.returncode, 255)  # the missing repository
+        self.assertTrue(os.path.isdir(os.path.join(self.dir, "repo", ".hg")))
+        with open(os.path.join(out, "recording.txt")) as f:
+            self.assertIn("interpreter: /usr/bin/python3 (CPython", f.read())
+        maps = glob.glob(os.path.join(out, "perf-*.map"))
+        self.assertEqual(len(maps), 1)
+        with open(maps[0]) as f:
+            self.assertIn("/mercurial/dispatch.py", f.read())
+        stacks = self.python_view(out)
+        self.assertIn("<module> (hg)", stacks)
+        self.assertIn("(dispatch.py)", stacks)
+
+    def test_python_forms(self):
+        """python SCRIPT, -m MODULE, -c CODE and a #!/usr/bin/env script:
+        same argv, output and exit status as without pyperf-record, and the
+        program's own function in its map."""
+        body = """
+            import os, sys
+            def work_here():
+                return sum(range(3000000))
+            work_here()
+            print(sys.argv, __name__, sys.path[0])
+            print(os.getpid(), file=sys.stderr)
+            sys.exit(3)
+        """
+        app = self.script(body, name="app.py")
+        self.script(body, name="appmod.py")
+        tool = self.script("#!/usr/bin/env %s\n" % os.path.basename(PYTHON) + textwrap.dedent(body),
+                           name="apptool", mode=0o755)
+        path = os.path.dirname(PYTHON) + ":" + self.dir + ":" + os.environ["PATH"]
+        forms = [[PYTHON, app, "a", "-b"], [PYTHON, "-m", "appmod", "a"],
+                 [PYTHON, "-c", textwrap.dedent(body), "a", "--x"], ["apptool", "a"]]
+        for cmd in forms:
+            plain = run(cmd, cwd=self.dir, env={"PATH": path})
+            ours, out = self.record(cmd, cwd=self.dir, env={"PATH": path})
+            self.assertEqual(plain.returncode, 3, plain.stderr)
+            self.assertEqual((ours.returncode, ours.stdout), (plain.returncode, plain.stdout), cmd)
+            self.assertIn("'a'", ours.stdout)
+            pid = re.search(r"^(\d+)$", ours.stderr, re.M).group(1)
+            with open(os.path.join(out, "perf-%s.map" % pid)) as f:
+                self.assertIn("py::work_here:", f.read(), cmd)
+
+    def test_errors(self):
+        """One line each, exit 2: not Python, not found, no build for the
+        interpreter's version, an option that keeps the hook out."""
+        shell = self.script("#!/bin/sh\necho hi\n", name="tool.sh", mode=0o755)
+        # a pyperfmap with only Debian's CPython 3.11 build: none for 3.12
+        only311 = os.path.join(self.dir, "only311")
+        shutil.copytree(os.path.join(PYPATH, "pyperfmap"), os.path.join(only311, "pyperfmap"),
+                        ignore=lambda d, names: [n for n in names if n.endswith(".so")
+                                                 and "cpython-311" not in n or n.endswith(".p")])
+        cases = [
+            (["true"], None, "true is not a Python program (an ELF executable)"),
+            ([shell], None, "a script for /bin/sh"),
+            (["no-such-command-here"], None, "command not found: no-such-command-here"),
+            ([PYTHON, "-c", "pass"], {"PYTHONPATH": only311}, "has no build for that version"),
+            ([PYTHON, "-I", "-c", "pass"], None, "runs with -I"),
+        ]
+        for cmd, env, msg in cases:
+            r = run([RECORD, "-o", os.path.join(self.dir, "rec"), "--"] + cmd, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(msg, r.stderr, cmd)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            if cmd == ["true"]:
+                self.assertIn("attach to that process: pyperf-record -p PID", r.stderr)
+
+
+class Children(Scratch):
+    def test_children_under_meson_devenv(self):
+        """PYPERFMAP=1 in `meson devenv`: every child has its map, though a
+        .pth is not read from PYTHONPATH."""
+        meson = shutil.which("meson")
+        self.assertIsNotNone(meson)
+        kids = self.kids(1000)
+        for python in (PYTHON, "/usr/bin/python3"):
+            p = subprocess.run([meson, "devenv", "-C", os.environ["MESON_BUILD_ROOT"],
+                                "env", "PYPERFMAP=1", python, kids],
+                               stdout=subprocess.PIPE, universal_newlines=True, timeout=600,
+                               env=dict(os.environ, PYTHONPATH=""), check=True)
+            self.assert_children_mapped(self.child_pids(p.stdout))
+
+    def test_recorded_children_name_their_functions(self):
+        """pyperf-record: every child's map lands in the folder, and the
+        merged stacks name each child's Python function."""
+        kids = self.kids(3000000)
+        r, out = self.record([PYTHON, kids], env={"PYTHONPATH": PYPATH})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pids = self.child_pids(r.stdout)
+        stacks = self.python_view(out)
+        for kind, pid in pids.items():
+            self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % pid)), kind)
+            self.assertIn("%s_work (%s)" % (kind, "child.py" if kind == "subprocess" else "kids.py"),
+                          stacks)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "namespaces need root")
+class Container(Scratch):
+    def test_attach_to_a_process_in_its_own_namespaces(self):
+        """PID 1 of a PID and mount namespace with a private /tmp writes
+        /tmp/perf-1.map there; pyperf-record -p HOSTPID finds it through
+        /proc/PID/root, saves it under the host PID, and pymerge names the
+        functions."""
+        # -c: the scratch folder is in the /tmp the namespace hides
+        code = "def spin_in_container():\n    while True:\n        sum(range(10000))\nspin_in_container()"
+        inner = 'mount -t tmpfs tmpfs /tmp && exec env PYPERFMAP=1 PYTHONPATH="$1" "$2" -c "$3"'
+        hook = os.path.join(PYPATH, "pyperfmap", "hook")  # as meson devenv has it
+        # --kill-child: the namespace's init gets SIGKILL when unshare dies
+        box = subprocess.Popen(["unshare", "--fork", "--kill-child", "--pid", "--mount-proc", "--mount",
+                                "sh", "-c", inner, "sh", hook + ":" + PYPATH, PYTHON, code])
+        try:
+            children = "/proc/%d/task/%d/children" % (box.pid, box.pid)
+            pid, deadline = None, time.monotonic() + 60
+            while time.monotonic() < deadline and box.poll() is None:  # its PID 1 and map
+                with open(children) as f:
+                    kids = f.read().split()
+                if kids and os.path.exists("/proc/%s/root/tmp/perf-1.map" % kids[0]) \
+                        and os.path.realpath("/proc/%s/exe" % kids[0]) == os.path.realpath(PYTHON):
+                    pid = int(kids[0])
+                    break
+                time.sleep(0.1)
+            self.assertIsNotNone(pid, "the contained python never wrote its map")
+            self.assertFalse(os.path.exists("/tmp/perf-1.map") or os.path.exists("/tmp/perf-%d.map" % pid))
+            out = os.path.join(self.dir, "rec")
+            r = run([RECORD, "-o", out, "-p", str(pid), "--duration", "2"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "perf-%d.map" % pid)) as f:
+                self.assertIn("py::spin_in_container:", f.read())
+            self.assertIn("spin_in_container (<string>)", self.python_view(out))
+        finally:
+            # PID 1 of a namespace ignores SIGTERM: SIGKILL, and a bounded wait.
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+            box.kill()
+            box.wait(timeout=60)
+
+
+class Pip(Scratch):
+    def test_pip_install_into_a_venv(self):
+        """pip install . into a fresh venv of /usr/bin/python3: extension,
+        .pth hook and the three commands; they work from there, children too."""
+        venv = os.path.join(self.dir, "venv")
+        subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True)
+        src = os.path.join(self.dir, "src")  # a copy: pip must not leave files in the tree
+        shutil.copytree(os.environ["MESON_SOURCE_ROOT"], src,
+                        ignore=shutil.ignore_patterns("build*", ".git", ".ci-*"))
+        py = os.path.join(venv, "bin", "python3")
+        r = subprocess.run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-index", src],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           env=dict(os.environ, PYTHONPATH=""), timeout=900)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        bindir = os.path.join(venv, "bin")
+        for cmd in ("pymerge", "pyperf-record", "pyperf-flamegraph"):
+            self.assertTrue(os.access(os.path.join(bindir, cmd), os.X_OK), cmd)
+        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"],
+                              stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
+        self.assertTrue(os.path.exists(os.path.join(site, "pyperfmap.pth")))
+        self.assertTrue(glob.glob(os.path.join(site, "pyperfmap", "_pyperfmap.cpython-*.so")))
+        # Nothing of the build tree: the venv on PATH, PYTHONPATH empty.
+        env = {"PATH": bindir + ":/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": ""}
+        kids = self.kids(1000)
+        p = run([py, kids], env=dict(env, PYPERFMAP="1"), check=True)
+        self.assert_children_mapped(self.child_pids(p.stdout))
+        # The venv's pyperf-record lends its pyperfmap to hg's /usr/bin/python3.
+        out = os.path.join(self.dir, "rec")
+        r = run(["pyperf-record", "-o", out, "--", "hg", "--version", "-q"], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Mercurial", r.stdout)
+        self.maps += ["/tmp/" + os.path.basename(m) for m in glob.glob(os.path.join(out, "perf-*.map"))]
+        r = run(["pyperf-flamegraph", out, "-o", os.path.join(out, "flame.svg")], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "flame.svg")) as f:
+            self.assertIn("(hg)", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
