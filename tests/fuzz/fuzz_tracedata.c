@@ -1,0 +1,31 @@
+/*
+ * fuzz_tracedata.c - the TRACING_DATA framing and libtraceevent's format
+ * parser (merge/tracedata.c) on any bytes, then every field of every event
+ * the input names ("ID: N" lines) read from the input itself as raw data.
+ */
+#include "tracedata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct tracedata *td = tracedata__new(data, size);
+    if (!td)
+        return 0;
+    for (const uint8_t *p = data; p + 4 < data + size; p++) {
+        if (memcmp(p, "ID: ", 4) != 0)
+            continue;
+        uint64_t id = strtoull((const char *)p + 4, NULL, 10) & 0xffff;
+        (void)tracedata__event_name(td, id);
+        struct td_field_info fi;
+        for (size_t i = 0; tracedata__field_info(td, id, i, &fi) == 0; i++) {
+            struct td_field f;
+            uint64_t v;
+            if (tracedata__field(td, id, fi.name, &f) == 0)
+                (void)td_field__read(&f, data, size, &v);
+        }
+    }
+    tracedata__delete(td);
+    return 0;
+}
