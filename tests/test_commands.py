@@ -259,7 +259,6 @@ class Container(Scratch):
                     break
                 time.sleep(0.1)
             self.assertIsNotNone(pid, "the contained python never wrote its map")
-            self.assertFalse(os.path.exists("/tmp/perf-1.map") or os.path.exists("/tmp/perf-%d.map" % pid))
             out = os.path.join(self.dir, "rec")
             r = run([RECORD, "-o", out, "-p", str(pid), "--duration", "2"])
             self.assertEqual(r.returncode, 0, r.stderr)
