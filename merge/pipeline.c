@@ -335,13 +335,17 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
     if (perf_reader__lost(x->r)) {
-        fprintf(stderr, "pymerge: %s: %" PRIu64 " records were lost while recording:", shown,
-                perf_reader__lost(x->r));
+        /* -v's summary has the total: there, only the events it came from */
+        if (o->verbose)
+            fputs("pymerge: lost per event:", stderr);
+        else
+            fprintf(stderr, "pymerge: %s: %" PRIu64 " records were lost while recording:", shown,
+                    perf_reader__lost(x->r));
         for (size_t i = 0; i < perf_reader__n_attrs(x->r); i++)
             if (perf_reader__attr(x->r, i)->lost)
                 fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
                         perf_reader__attr(x->r, i)->lost);
-        fputs(" (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
+        fputs(o->verbose ? "\n" : " (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
     }
     if (o->verbose && x->m.unpaired)
         fprintf(stderr, "pymerge: %" PRIu64 " spans without their closing event (lost, or still"
