@@ -530,12 +530,15 @@ STRESS = r"""
     import os, sys
     errdir = sys.argv[1]
 
-    def own_stderr():
+    def own_stderr(dry=False):
         # Each child's warnings in a file of its own.  Registered before any
         # other fork handler (threading's and random's run Python code, which
-        # can make the child's first trampoline, and warn), so it runs first.
-        fd = os.open(os.path.join(errdir, "err-%d" % os.getpid()),
-                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # can make the child's first trampoline, and warn), so it runs first;
+        # run dry in the parent, so that it makes no trampoline in the child.
+        path = os.path.join(errdir, "err-%d" % os.getpid())
+        if dry:
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 2)
         os.close(fd)
     os.register_at_fork(after_in_child=own_stderr)
@@ -548,6 +551,7 @@ STRESS = r"""
 
     import atexit, pyperfmap
     enabled = pyperfmap.enable()
+    own_stderr(dry=True)
 
     def make(tag, i):
         ns = {}
