@@ -43,17 +43,23 @@ static int pad(size_t from, size_t to)
 {
     char nl[4096];
     memset(nl, '\n', sizeof nl);
-    while (from < to) {
-        size_t n = to - from < sizeof nl ? to - from : sizeof nl;
-        ssize_t w = pwrite(mf.fd, nl, n, (off_t)from);
+    for (size_t at = from; at < to;) {
+        size_t n = to - at < sizeof nl ? to - at : sizeof nl;
+        ssize_t w = pwrite(mf.fd, nl, n, (off_t)at);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             if (w == 0)
                 errno = ENOSPC;
-            return fail(mf.path);
+            fail(mf.path);
+            /* Give back what was written: the file was `from` long.  Should
+             * that fail too, only padding stays, which readers skip. */
+            int e = errno;
+            (void)!ftruncate(mf.fd, (off_t)from);
+            errno = e;
+            return -1;
         }
-        from += (size_t)w;
+        at += (size_t)w;
     }
     return 0;
 }
