@@ -242,11 +242,14 @@ class Container(Scratch):
         functions."""
         # -c: the scratch folder is in the /tmp the namespace hides
         code = "def spin_in_container():\n    while True:\n        sum(range(10000))\nspin_in_container()"
-        inner = 'mount -t tmpfs tmpfs /tmp && exec env PYPERFMAP=1 PYTHONPATH="$1" "$2" -c "$3"'
-        hook = os.path.join(PYPATH, "pyperfmap", "hook")  # as meson devenv has it
+        # The build may itself be under /tmp (a CI clone): the namespace's
+        # own /tmp would hide it, so it is bound at /mnt first (the mount
+        # namespace is private: the host's /mnt is untouched).
+        inner = ('mount --bind "$1" /mnt && mount -t tmpfs tmpfs /tmp && '
+                 'exec env PYPERFMAP=1 PYTHONPATH=/mnt/pyperfmap/hook:/mnt "$2" -c "$3"')
         # --kill-child: the namespace's init gets SIGKILL when unshare dies
         box = subprocess.Popen(["unshare", "--fork", "--kill-child", "--pid", "--mount-proc", "--mount",
-                                "sh", "-c", inner, "sh", hook + ":" + PYPATH, PYTHON, code])
+                                "sh", "-c", inner, "sh", PYPATH, PYTHON, code])
         try:
             children = "/proc/%d/task/%d/children" % (box.pid, box.pid)
             pid, deadline = None, time.monotonic() + 60
