@@ -16,6 +16,7 @@
 #include "../libpyperfmap/trampoline.h"
 
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,26 +298,24 @@ const struct frame *symbols__get(const struct symbols *sy, uint32_t id)
     return &sy->frames[id];
 }
 
-/* The C++ ABI's demangler, from libstdc++ (which every C++ program and the
- * sanitizer runtimes bring along anyway). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
 /* A user symbol as perf prints it: C++ names demangled (a PLT entry's
  * target too).  Returns name itself when there is nothing to demangle. */
 static const char *demangled(struct symbols *sy, const char *name)
 {
     char mangled[1024];
     size_t len = strlen(name);
-    int plt = len > 4 && strcmp(name + len - 4, "@plt") == 0, status = -1;
+    int plt = len > 4 && strcmp(name + len - 4, "@plt") == 0;
     if (strncmp(name, "_Z", 2) != 0 || len - 4 * plt >= sizeof(mangled))
         return name;
     memcpy(mangled, name, len - 4 * plt);
     mangled[len - 4 * plt] = 0;
-    char *d = __cxa_demangle(mangled, NULL, NULL, &status);
-    if (status != 0 || !d) {
-        free(d);
+    /* perf demangles with libiberty and no options: no parameters and no
+     * return type, so "unsigned long f<T>(int)" is "f<T>".  libstdc++'s
+     * __cxa_demangle always gives both, and the return type cannot be cut
+     * off reliably afterwards. */
+    char *d = cplus_demangle(mangled, DMGL_NO_OPTS);
+    if (!d)
         return name;
-    }
     char buf[4200];
     snprintf(buf, sizeof(buf), "%s%s", d, plt ? "@plt" : "");
     free(d);

@@ -97,6 +97,22 @@ def folded_diff(want, got, limit=10):
     return '\n'.join(diff)
 
 
+def perl_drops_parenthesised(text):
+    """The Perl script skips every frame line whose name starts with '('
+    (it takes them for perf script's process lines), so a C++ function of
+    an anonymous namespace, "(anonymous namespace)::f", never reaches its
+    output.  pymerge keeps it (a documented difference): drop such frames
+    here and add up the stacks that then coincide."""
+    out = {}
+    for line in text.splitlines():
+        stack, _, w = line.rpartition(' ')
+        frames = stack.split(';')
+        stack = ';'.join(frames[:1] + [f for f in frames[1:] if not f.startswith('(')])
+        out[stack] = out.get(stack, 0) + int(w)
+    return ''.join('%s %d\n' % (k, out[k])
+                   for k in sorted(out, key=lambda s: s.encode('utf-8', 'surrogateescape')))
+
+
 def check_native(test, data, *args, **golden_args):
     """Fail test unless pymerge --view native [args] on data prints what
     perf script | stackcollapse-perf.pl [golden_args] prints."""
@@ -109,6 +125,7 @@ def check_native(test, data, *args, **golden_args):
     want = ''.join(l for l in want.splitlines(True) if not l.startswith(':-1'))
     got = ''.join(l for l in got.splitlines(True) if not l.startswith(':-1'))
     test.assertGreater(len(want.splitlines()), 3, 'too few stacks recorded')
+    got = perl_drops_parenthesised(got)
     if got != want:
         test.fail('pymerge differs from perf script | stackcollapse-perf.pl:\n' +
                   folded_diff(want, got))
