@@ -8,6 +8,7 @@ CPythons to attach to) and pymerge on PATH.  Needs gdb.  Every target is
 killed (SIGKILL) when its test ends, whatever happened.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -208,7 +209,7 @@ class Attach(unittest.TestCase):
                 view = subprocess.run(["pymerge", "--view", "python", os.path.join(out, "perf.data")],
                                       stdout=subprocess.PIPE, universal_newlines=True, check=True,
                                       timeout=TIMEOUT).stdout
-                self.assertIn("alpha_work (loop.py)", view)
+                self.assertIn("alpha_work (loop.py)", view)  # a Python frame named
                 self.assertIn("beta_work (loop.py);", view)
                 self.assertEqual(t.finish(), expected)
                 # Turned off: a function first called after the recording got no trampoline.
@@ -223,19 +224,39 @@ class Attach(unittest.TestCase):
         expected = self.unattached_output(argv)
         self.assertIn("errors []\nevery thread ran ['cpu', 'hash', 'io', 'sleepy'] True\n", expected[0])
         t = self.start(argv)
-        times = []
+        times, on, off = [], [], []
         for i in range(20):
             started = time.monotonic()
-            self.record(t.pid, os.path.join(self.dir, "stress"), duration="0.3")
-            times.append(time.monotonic() - started)
+            # the last recording long enough for samples on a loaded machine
+            r = self.record(t.pid, os.path.join(self.dir, "stress"), duration="0.3" if i < 19 else "3")
+            if i < 19:
+                times.append(time.monotonic() - started)
+            on += re.findall(r"enabled pyperfmap in PID \d+ \(([\d.]+) s\)", r.stderr)
+            off += re.findall(r"turned pyperfmap off in PID \d+ \(([\d.]+) s\)", r.stderr)
             self.assertIsNone(t.proc.poll(), "the program died at attach %d" % (i + 1))
         view = subprocess.run(["pymerge", "--view", "python", os.path.join(self.dir, "stress", "perf.data")],
                               stdout=subprocess.PIPE, universal_newlines=True, check=True,
                               timeout=TIMEOUT).stdout
         self.assertIn("arith_step (stress.py)", view)  # the 20th attach named functions again
         self.assertEqual(t.finish(), expected)
-        print("20 attach-record-detach cycles of pyperf-record (0.3 s of recording each):"
-              " median %.2f s, max %.2f s" % (sorted(times)[10], max(times)))
+        print("20 attach-record-detach cycles of pyperf-record (0.3 s of recording, 3 s the last):"
+              " median %.2f s, max %.2f s; enabling median %s s, max %s s; disabling median %s s,"
+              " max %s s" % (sorted(times)[9], max(times), sorted(on, key=float)[10], max(on, key=float),
+                            sorted(off, key=float)[10], max(off, key=float)))
+
+    def test_main_thread_never_at_a_safe_point(self):
+        """A main thread blocked in C for the whole recording: one line
+        each way, the recording is made, and nothing hangs."""
+        t = self.start([PYTHONS[-1], "-c", "import threading\n"
+                        "def spin():\n    while True:\n        sum(range(1000))\n"
+                        "threading.Thread(target=spin, daemon=True).start()\n"
+                        "print('ready', flush=True)\nthreading.Event().wait()\n"])
+        r = run([RECORD, "-o", os.path.join(self.dir, "blocked"), "-p", str(t.pid), "--duration", "1"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("main thread reached no safe point in 10 s", r.stderr)
+        self.assertIn("pyperfmap goes off when it does", r.stderr)
+        self.assertIn("pyperf-record: wrote", r.stderr)
+        self.assertIsNone(t.proc.poll())
 
     def assert_error(self, pid, words):
         r = run([RECORD, "-o", os.path.join(self.dir, "bad"), "-p", str(pid), "--duration", "1"])

@@ -140,8 +140,6 @@ class Record(unittest.TestCase):
         cases = [
             # no such process
             ([RECORD, "-o", out, "-p", "999999999"], None, "no process with PID 999999999"),
-            # a process that was not started with pyperfmap
-            ([RECORD, "-o", out, "-p", str(os.getpid())], None, "start it with pyperfmap enabled"),
             # an interpreter that cannot import pyperfmap
             ([RECORD, "-o", out, "--", PYTHON, app], {"PYTHONPATH": ""}, "cannot import pyperfmap"),
             # perf missing
