@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct root_memo {
 
 struct run {
     const struct pipeline_opts *o;
+    uint64_t first_time, last_time;     /* of the samples, perf's clock */
     struct perf_reader *r;
     struct session *s;
     struct symbols *sy;
@@ -239,6 +241,25 @@ static void progress(struct run *x, int done)
                 x->samples);
 }
 
+/* When the recording ran, in wall-clock time.  perf's sample times are on
+ * its own (monotonic) clock, so the span is anchored at the file's last
+ * write, which perf makes when the recording ends; a pipe ends now. */
+static void set_span(struct run *x, const char *path)
+{
+    struct stat st;
+    struct timespec now;
+    uint64_t end, dur = x->last_time - x->first_time;
+    if (x->first_time > x->last_time)
+        return;                 /* no sample carried a time */
+    if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        end = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    else if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        end = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    else
+        return;
+    profile__set_span(x->p, end > dur ? end - dur : 0, dur);
+}
+
 /* The directory holding path, or NULL for standard input. */
 static char *dir_of(const char *path)
 {
@@ -300,8 +321,13 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     x->shown = shown;
     uint64_t count = 0;
     x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
+    x->first_time = UINT64_MAX;
     while ((k = perf_reader__next(x->r, &ev)) > 0) {
         if (ev.type == PD_SAMPLE) {
+            if (ev.time && ev.time < x->first_time)
+                x->first_time = ev.time;
+            if (ev.time > x->last_time)
+                x->last_time = ev.time;
             if ((ret = sample(x, &ev)) < 0)
                 goto out;
         } else if (ev.type == PD_SWITCH) {
@@ -326,6 +352,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     if (x->typed)
         modes__finish(&x->m);
     profile__finish(x->p);
+    set_span(x, path);
     if (o->verbose)
         fprintf(stderr, "pymerge: %" PRIu64 " samples (%s), %" PRIu64 " lost, %.1f%% of frames "
                 "unknown, %zu processes, %zu stacks%s\n", x->samples, x->event ? x->event : "-",

@@ -27,6 +27,7 @@ struct profile {
     int keep_time;
     struct value_type types[PROFILE_MAX_VALUES];
     size_t n_types, weight;
+    u64 start_ns, duration_ns;
 };
 
 struct profile *profile__new(int keep_time)
@@ -213,6 +214,22 @@ uint64_t profile__total(const struct profile *p)
 int profile__has_time(const struct profile *p)
 {
     return p->keep_time;
+}
+
+void profile__set_span(struct profile *p, uint64_t start_ns, uint64_t duration_ns)
+{
+    p->start_ns = start_ns;
+    p->duration_ns = duration_ns;
+}
+
+uint64_t profile__start_ns(const struct profile *p)
+{
+    return p->start_ns;
+}
+
+uint64_t profile__duration_ns(const struct profile *p)
+{
+    return p->duration_ns;
 }
 
 /* Stable merge sort by time: intervals are added when they end, samples

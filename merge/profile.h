@@ -109,4 +109,10 @@ void profile__finish(struct profile *p);
 const struct ptimed *profile__timed(const struct profile *p, size_t *n);
 int profile__has_time(const struct profile *p);
 
+/* When the recording ran: start in ns since the Unix epoch and its length
+ * in ns (both 0 when the input does not say, as folded text). */
+void profile__set_span(struct profile *p, uint64_t start_ns, uint64_t duration_ns);
+uint64_t profile__start_ns(const struct profile *p);
+uint64_t profile__duration_ns(const struct profile *p);
+
 #endif

@@ -1,6 +1,7 @@
 /* writer.c - the table of output formats (see writer.h). */
 #include "writer.h"
 #include "out_folded.h"
+#include "out_pprof.h"
 #include "out_speedscope.h"
 
 #include <string.h>
@@ -20,10 +21,17 @@ static int speedscope(FILE *f, const struct profile *p, const struct write_opts 
     return out_speedscope__write(f, p, o->name);
 }
 
+static int pprof(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    (void)o;
+    return out_pprof__write(f, p);
+}
+
 static const struct writer writers[] = {
     {"folded", 0, folded},
     {"svg", 0, svg},
     {"speedscope", 1, speedscope},
+    {"pprof", 0, pprof},
 };
 
 const struct writer *writer__find(const char *name)
