@@ -117,7 +117,9 @@ int out_pprof__write(FILE *f, const struct profile *p)
             continue;
         perftools__profiles__function__init(&fns[nfn]);
         fns[nfn].id = (u64)i + 1;
-        fns[nfn].name = fns[nfn].system_name = str(st, fm->name);
+        /* No system_name: the names are demangled already, and go tool pprof
+         * would "demangle" any name with <>[] in it again (<module> -> "") */
+        fns[nfn].name = str(st, fm->name);
         fns[nfn].filename = str(st, fm->file);
         perftools__profiles__line__init(&lines[nfn]);
         lines[nfn].function_id = (u64)i + 1;
