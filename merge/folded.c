@@ -103,37 +103,18 @@ int folded__parse(struct profile *p, const char *text, size_t len, const char *n
 
 int folded__read(struct profile *p, const char *path)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f) {
-        int err = errno;
-        warnx_("%s: %s", path, strerror(err));
-        return -err;
-    }
-    size_t len = 0, cap = 4096;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-        if (cap == len)
-            GROW(buf, cap, cap + 1);
-    }
-    int err = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (err) {
-        warnx_("%s: read error", path);
-        free(buf);
-        return -EIO;
-    }
+    char *buf;
+    size_t len;
+    int ret = read_whole_file(path, &buf, &len);
+    if (ret < 0)
+        return ret;
     if (memchr(buf, 0, len)) {
         warnx_("%s: binary data, not folded stacks (for a perf.data file, leave out --input folded)",
                path);
         free(buf);
         return -EINVAL;
     }
-    int ret = folded__parse(p, buf, len, path);
+    ret = folded__parse(p, buf, len, path);
     free(buf);
     return ret;
 }

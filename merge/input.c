@@ -1,22 +1,26 @@
-/* input.c - a recording or a folded file -> a profile. */
+/* input.c - a recording, a folded file or a pprof profile -> a profile. */
 #include "input.h"
 #include "folded.h"
+#include "pprof_in.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static int looks_like_perf_data(const char *path)
+/* What path holds, from its first bytes. */
+static enum input_kind sniff(const char *path)
 {
     char magic[8] = {0};
     FILE *f = fopen(path, "rb");
     if (!f)
-        return 1;   /* let the reader report why it cannot be opened */
+        return INPUT_PERF;  /* let the reader report why it cannot be opened */
     size_t got = fread(magic, 1, sizeof magic, f);
     fclose(f);
     /* PERFILE2, or its byte-swapped form from the other endianness */
-    return got == sizeof magic && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8));
+    if (got == sizeof magic && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8)))
+        return INPUT_PERF;
+    return pprof_in__is_gzip((const uint8_t *)magic, got) ? INPUT_PPROF : INPUT_FOLDED;
 }
 
 int input__load(struct profile **out, const char *path, enum input_kind kind,
@@ -24,10 +28,28 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
 {
     *out = NULL;
     if (kind == INPUT_AUTO)
-        kind = strcmp(path, "-") && !looks_like_perf_data(path) ? INPUT_FOLDED : INPUT_PERF;
+        kind = strcmp(path, "-") ? sniff(path) : INPUT_PERF;
     if (kind == INPUT_PERF)
         return pipeline__run(path, o, out);
     struct profile *p = profile__new(0);
+    if (kind == INPUT_PPROF) {
+        int ret = pprof_in__read(p, path);
+        if (ret == 0 && o->weight) {
+            int i = profile__find_type(p, o->weight);
+            if (i < 0) {
+                fprintf(stderr, "pymerge: %s: no sample type %s\n", path, o->weight);
+                ret = -EINVAL;
+            } else {
+                profile__set_weight(p, (size_t)i);
+            }
+        }
+        if (ret < 0) {
+            profile__delete(p);
+            return ret;
+        }
+        *out = p;
+        return 0;
+    }
     if (o->weight) {
         /* Folded text does not say what its numbers are: --weight names them. */
         size_t n = strlen(o->weight);

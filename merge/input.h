@@ -1,6 +1,7 @@
 /*
  * input.h - where a profile comes from: a recording run through the whole
- * pipeline, or a folded file written by pymerge or any other tool.
+ * pipeline, a folded file or a pprof profile written by pymerge or any
+ * other tool.
  */
 #ifndef PYMERGE_INPUT_H
 #define PYMERGE_INPUT_H
@@ -8,10 +9,11 @@
 #include "pipeline.h"
 #include "profile.h"
 
-enum input_kind { INPUT_AUTO, INPUT_PERF, INPUT_FOLDED };
+enum input_kind { INPUT_AUTO, INPUT_PERF, INPUT_FOLDED, INPUT_PPROF };
 
 /* Loads path into a new profile, *out.  INPUT_AUTO reads a file that starts
- * with perf's magic as a recording and anything else as folded text.
+ * with perf's magic as a recording, one that starts like gzip as pprof, and
+ * anything else as folded text.
  * Returns 0, or a negative errno after printing what is wrong. */
 int input__load(struct profile **out, const char *path, enum input_kind kind,
                 const struct pipeline_opts *o);

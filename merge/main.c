@@ -87,6 +87,9 @@ static const char usage[] =
     "                          stackcollapse tool), to draw or convert\n"
     "                          pymerge --input folded --format svg x.folded > x.svg\n"
     "                          (--weight NAME says what its numbers are: wall-ns...)\n"
+    "                        pprof: FILE is a pprof profile (gzip'd or not), from\n"
+    "                          pymerge, Go's runtime/pprof, Pyroscope...\n"
+    "                          pymerge --input pprof --format svg cpu.pb.gz > x.svg\n"
     "  --title TEXT          svg: the title (default \"Flame Graph\")\n"
     "                          pymerge --format svg --title 'checkout service' perf.data\n"
     "  --width PX            svg: the width in pixels (default 1200)\n"
@@ -298,6 +301,7 @@ int main(int argc, char **argv)
         case O_INPUT:
             if (!strcmp(optarg, "perf")) cli.input = INPUT_PERF;
             else if (!strcmp(optarg, "folded")) cli.input = INPUT_FOLDED;
+            else if (!strcmp(optarg, "pprof")) cli.input = INPUT_PPROF;
             else goto bad;
             break;
         case O_TITLE: cli.w.svg.title = optarg; break;

@@ -1,6 +1,7 @@
 /* util.c - allocation, growth, hashing and warnings shared by all stages. */
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -105,6 +106,37 @@ void warnx_(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int read_whole_file(const char *path, char **out, size_t *out_len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        int err = errno;
+        warnx_("%s: %s", path, strerror(err));
+        return -err;
+    }
+    size_t len = 0, cap = 4096;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+        if (cap == len)
+            GROW(buf, cap, cap + 1);
+    }
+    int err = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (err) {
+        warnx_("%s: read error", path);
+        free(buf);
+        return -EIO;
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
 }
 
 const char *path_basename(const char *path)

@@ -62,6 +62,11 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* s[0..len) as a JSON string, quoted and escaped. */
 void put_json_string(FILE *f, const char *s, size_t len);
 
+/* Reads the whole file path ("-": standard input) into *buf (malloc'd,
+ * *len bytes).  Returns 0, or a negative errno after printing
+ * "pymerge: PATH: why". */
+int read_whole_file(const char *path, char **buf, size_t *len);
+
 /* The final path component ("/usr/lib/libc.so.6" -> "libc.so.6"). */
 const char *path_basename(const char *path);
 

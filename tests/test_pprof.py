@@ -7,6 +7,7 @@ functions.  Run by /usr/bin/python3 (meson suite "pprof") with
 PYPERF_SCRIPTS, PYMERGE and PYPERFMAP_PATH set; needs `go` (golang-go).
 """
 import gzip
+import json
 import os
 import re
 import shutil
@@ -41,6 +42,52 @@ while time.monotonic() - t < 1.5:
     hot(); warm(); nap()
 """
 
+# A Go program that profiles itself with runtime/pprof: two hot functions,
+# one about three times the other (no modules: the standard library only).
+GO_BURN = r"""
+package main
+
+import (
+	"os"
+	"runtime/pprof"
+	"time"
+)
+
+//go:noinline
+func spinHot(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i % 7
+	}
+	return s
+}
+
+//go:noinline
+func spinWarm(n int) int { return spinHot(n) }
+
+func main() {
+	f, err := os.Create(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		panic(err)
+	}
+	s, t := 0, time.Now()
+	for time.Since(t) < 1500*time.Millisecond {
+		s += spinHot(3000000)
+		s += spinWarm(1000000)
+	}
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil {
+		panic(err)
+	}
+	if s == 42 {
+		println(s)
+	}
+}
+"""
+
 
 def run(cmd, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -57,8 +104,13 @@ def folded_stacks(text):
 
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
-# name file:line s=start, then (system name) when it differs: pymerge sets none
-RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ (.*) (\S*):-?\d+ s=\d+(?:\(\))?$")
+# name file:line s=start, then (system name) when it differs: pymerge sets
+# none; an inlined location has more lines, the caller last.  Names have
+# spaces ("f (x.py)"), files only CPython's "<frozen mod>": the shortest name
+# that leaves a file is the right split.
+RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*):-?\d+ s=\d+(?:\(.*\))?$"
+RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ " + RAW_LINE)
+RAW_INLINED = re.compile(r"^\s+" + RAW_LINE)
 
 
 def raw_stacks(text):
@@ -67,7 +119,7 @@ def raw_stacks(text):
     header = lines.index("Samples:") + 1
     types = lines[header].split()
     dflt = [i for i, t in enumerate(types) if t.endswith("[dflt]")]
-    dflt = dflt[0] if dflt else 0
+    dflt = dflt[0] if dflt else len(types) - 1     # pprof's default: the last
     names, samples, section = {}, [], "samples"
     for line in lines[header + 1:]:
         if line == "Locations":
@@ -81,12 +133,16 @@ def raw_stacks(text):
                 samples.append((int(m.group(1).split()[dflt]), [int(x) for x in m.group(2).split()]))
         else:
             m = RAW_LOCATION.match(line)
-            assert m, line
-            names[int(m.group(1))] = m.group(2)
+            if m:
+                loc = names[int(m.group(1))] = [m.group(2)]
+            else:
+                m = RAW_INLINED.match(line)
+                assert m, line
+                loc.append(m.group(1).strip())
     out = Counter()
     for w, ids in samples:
         if w:
-            out[tuple(names[i] for i in reversed(ids))] += w
+            out[tuple(n for i in ids for n in names[i])[::-1]] += w
     return out
 
 
@@ -181,6 +237,87 @@ class PprofTest(unittest.TestCase):
         # python functions carry their file
         self.assertRegex(raw, r" hot \(burn\.py\) \S*burn\.py:0 s=0")
         self.assertRegex(raw, r" <module> \(burn\.py\) ")
+
+    def go_profile(self):
+        """A CPU profile written by a real Go program's runtime/pprof."""
+        if not hasattr(PprofTest, "_go"):
+            src = os.path.join(self.dir, "goburn")
+            os.makedirs(src, exist_ok=True)
+            with open(os.path.join(src, "main.go"), "w") as f:
+                f.write(GO_BURN)
+            exe, pb = os.path.join(src, "goburn"), os.path.join(self.dir, "go.pb.gz")
+            r = run(["go", "build", "-o", exe, "main.go"], cwd=src, env=self.env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = run([exe, pb], env=self.env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            PprofTest._go = pb
+        return PprofTest._go
+
+    def test_input_pprof_reads_a_go_runtime_pprof_profile(self):
+        pb = self.go_profile()
+        folded = self.pymerge("--input", "pprof", pb).stdout
+        stacks = folded_stacks(folded)
+        # the reference reader sees the same stacks and weights (cpu, in ns)
+        self.assertEqual(stacks, raw_stacks(self.go_pprof("-raw", pb)))
+        self_w = Counter()
+        for stack, w in stacks.items():
+            self_w[stack[-1]] += w
+        self.assertEqual(self_w.most_common(1)[0][0], "main.spinHot", self_w)
+        self.assertTrue(any(st[-2:] == ("main.spinWarm", "main.spinHot") for st in stacks), stacks)
+        # the root is the program, pprof's main mapping
+        self.assertTrue(all(l.startswith("goburn;") for l in folded.splitlines()), folded[:300])
+        # every other format and diff work on it
+        svg = self.pymerge("--input", "pprof", "--format", "svg", pb).stdout
+        self.assertIn("main.spinHot", svg)
+        sc = json.loads(self.pymerge("--input", "pprof", "--format", "speedscope", pb).stdout)
+        self.assertEqual(sc["profiles"][0]["unit"], "nanoseconds")
+        table = self.pymerge("diff", "--format", "table", pb, pb).stdout
+        self.assertIn("main.spinHot", table)
+        samples = self.pymerge("--input", "pprof", "--weight", "samples", pb).stdout
+        self.assertLess(sum(folded_stacks(samples).values()), sum(stacks.values()))
+
+    def test_round_trip_through_pprof_keeps_the_folded_output(self):
+        for mode in ("cpu", "wall"):
+            with self.subTest(mode=mode):
+                data = self.recordings[mode][0]
+                pb = os.path.join(self.dir, "rt-%s.pb.gz" % mode)
+                self.pymerge("--format", "pprof", "-o", pb, data)
+                self.assertEqual(self.pymerge("--input", "pprof", pb).stdout,
+                                 self.pymerge(data).stdout)
+                # not gzip'd: the bare message reads too
+                bare = pb[:-3]
+                with gzip.open(pb) as f, open(bare, "wb") as g:
+                    g.write(f.read())
+                self.assertEqual(self.pymerge("--input", "pprof", bare).stdout,
+                                 self.pymerge(data).stdout)
+                # diff tells pprof from folded and perf.data by its magic
+                r = self.pymerge("diff", "--format", "table", "--fail-above", "0.01", data, pb)
+                self.assertEqual(r.returncode, 0)
+
+    def test_bad_pprof_is_one_line_and_exit_2(self):
+        pb = self.go_profile()
+        with open(pb, "rb") as f:
+            good = f.read()
+        raw = gzip.decompress(good)
+        bad = {
+            "empty": b"",
+            "truncated-gzip": good[:len(good) // 2],
+            "corrupt-gzip": good[:20] + bytes(b ^ 0x55 for b in good[20:60]) + good[60:],
+            "wrong-magic": b"PK\x03\x04" + good[4:],
+            "truncated-message": gzip.compress(raw[:len(raw) // 2]),
+            "garbage-message": gzip.compress(bytes(range(256)) * 8),
+            "text": b"this is not a profile\n",
+        }
+        for name, data in bad.items():
+            with self.subTest(name=name):
+                path = os.path.join(self.dir, "bad-" + name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                for args in (["--input", "pprof"], ["--input", "pprof", "--format", "svg"]):
+                    r = run([PYMERGE] + args + [path])
+                    self.assertEqual(r.returncode, 2, (args, r.stdout[:200], r.stderr))
+                    self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                    self.assertTrue(r.stderr.startswith("pymerge: " + path + ": "), r.stderr)
 
     def test_write_error_is_one_line_and_exit_2(self):
         data = self.recordings["cpu"][0]
