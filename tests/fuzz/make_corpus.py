@@ -9,6 +9,7 @@ libpython, the heads of pymerge's folded output, /proc/kallsyms and a perf
 map.  Rerun it to refresh the seeds after the formats change.
 """
 import glob
+import gzip
 import os
 import struct
 import subprocess
@@ -115,6 +116,17 @@ def main():
     put('folded', 'pymerge', folded[:LIMIT].rsplit(b'\n', 1)[0] + b'\n')
     put('folded', 'annotated', b'python3;_start_[k];main;PyEval_[j];do_work_[i] 12\n'
         b'python3-12/12;[unknown];foo 3\n\nbad line\n')
+    # pprof: pymerge's own, gzip'd and bare (the bare message lets the
+    # fuzzer reach protobuf's fields; gzip'd, it mostly meets zlib), and a
+    # wrong magic.  (corpus/pprof/go* come from test_pprof.py's Go program.)
+    for view in ('mixed', 'python'):
+        pb = subprocess.run([pymerge, '--view', view, '--format', 'pprof',
+                             os.path.join(tmp, 'fp.data')], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL).stdout
+        if len(pb) <= LIMIT:
+            put('pprof', view + '.pb.gz', pb)
+        put('pprof', view + '.pb', gzip.decompress(pb)[:LIMIT])
+    put('pprof', 'wrong-magic', b'PK\x03\x04' + b'\0' * 60)
     # kallsyms (first byte 1) and a perf map (first byte 0).
     ks = open('/proc/kallsyms', 'rb').read().split(b'\n')
     put('symfiles', 'kallsyms', b'\x01' + b'\n'.join(ks[:60] + ks[-40:]) + b'\n')
