@@ -33,23 +33,10 @@ static int64_t str(struct intern *st, const char *s)
     return s ? intern__id(st, s, strlen(s)) : 0;
 }
 
-/* zlib allocates through util's allocator: no memory is one message, there. */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return xcalloc(items, size);
-}
-
-static void z_free(voidpf opaque, voidpf ptr)
-{
-    (void)opaque;
-    free(ptr);
-}
-
 /* Compresses buf[0..n) into f as one gzip member. */
 static int put_gzip(FILE *f, const uint8_t *buf, size_t n)
 {
-    z_stream z = {.zalloc = z_alloc, .zfree = z_free};
+    z_stream z = {.zalloc = zlib_alloc, .zfree = zlib_free};
     uint8_t out[1 << 16];
     int ret = 0, zr = Z_OK;
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)

@@ -15,18 +15,6 @@
 
 typedef Perftools__Profiles__Profile PProfile;
 
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return xcalloc(items, size);
-}
-
-static void z_free(voidpf opaque, voidpf ptr)
-{
-    (void)opaque;
-    free(ptr);
-}
-
 static void *pb_alloc(void *data, size_t size)
 {
     (void)data;
@@ -49,7 +37,7 @@ int pprof_in__is_gzip(const uint8_t *data, size_t len)
 static int gunzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len,
                   const char **why)
 {
-    z_stream z = {.zalloc = z_alloc, .zfree = z_free};
+    z_stream z = {.zalloc = zlib_alloc, .zfree = zlib_free};
     size_t cap = len < MAX_MESSAGE / 4 ? len * 4 + 4096 : MAX_MESSAGE, n = 0, at = 0;
     uint8_t *buf = xmalloc(cap);
     if (inflateInit2(&z, 15 + 32) != Z_OK) {

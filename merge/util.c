@@ -108,6 +108,18 @@ void warnx_(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void *zlib_alloc(void *opaque, unsigned items, unsigned size)
+{
+    (void)opaque;
+    return xcalloc(items, size);
+}
+
+void zlib_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    free(ptr);
+}
+
 int read_whole_file(const char *path, char **out, size_t *out_len)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;

@@ -36,6 +36,9 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* zlib's allocation callbacks (z_stream's zalloc, zfree), through xcalloc. */
+void *zlib_alloc(void *opaque, unsigned items, unsigned size);
+void zlib_free(void *opaque, void *ptr);
 
 /*
  * Make room for `need` elements in *p (capacity *cap, elements of `size`
