@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* perf's own record types (tools/perf/util/event.h), not in the uapi. */
 enum {
@@ -433,7 +434,9 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
         }
     }
     r->zs = ZSTD_createDStream();
-    if (!r->zs || ZSTD_isError(ZSTD_initDStream(r->zs))) {
+    if (!r->zs)
+        util__out_of_memory();      /* zstd's own malloc failed: one message, as for ours */
+    if (ZSTD_isError(ZSTD_initDStream(r->zs))) {
         snprintf(err, errlen, "cannot initialise zstd");
         goto fail;
     }
@@ -499,6 +502,9 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
         size_t before = in.pos;
         size_t ret = ZSTD_decompressStream(r->zs, &out, &in);
         if (ZSTD_isError(ret)) {
+            /* under a memory limit zstd's own malloc fails: not the file's fault */
+            if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+                util__out_of_memory();
             set_err(r, rec->off, "compressed record: %s", ZSTD_getErrorName(ret));
             return -1;
         }

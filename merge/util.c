@@ -19,7 +19,7 @@ void util__on_oom(void (*handler)(void))
 /* Several threads can run out at once: the handler runs in the first
  * only (one message, and no exit() racing another exit(), which is
  * undefined); the others wait for it to end the process. */
-static void out_of_memory(void)
+void util__out_of_memory(void)
 {
     static atomic_flag running = ATOMIC_FLAG_INIT;
     if (atomic_flag_test_and_set(&running))
@@ -34,7 +34,7 @@ void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        out_of_memory();
+        util__out_of_memory();
     return p;
 }
 
@@ -42,7 +42,7 @@ void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        out_of_memory();
+        util__out_of_memory();
     return p;
 }
 
@@ -50,7 +50,7 @@ void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        out_of_memory();
+        util__out_of_memory();
     return p;
 }
 
@@ -71,11 +71,11 @@ void grow(void *pp, size_t *cap, size_t need, size_t size)
         c = 16;
     while (c < need) {
         if (c > SIZE_MAX / 2)
-            out_of_memory();
+            util__out_of_memory();
         c *= 2;
     }
     if (c > SIZE_MAX / size)         /* catch size_t overflow */
-        out_of_memory();
+        util__out_of_memory();
     *p = xrealloc(*p, c * size);
     *cap = c;
 }

@@ -32,6 +32,8 @@ typedef uint8_t u8;
 /* Never return NULL: call the out-of-memory handler instead, which does
  * not return (main.c's prints one line and exits). */
 void util__on_oom(void (*handler)(void));
+/* Calls that handler: for libraries that allocate on their own (zstd). */
+void util__out_of_memory(void) __attribute__((noreturn));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
