@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import textwrap
@@ -184,6 +185,25 @@ os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 for _ in range(2400): idle()
 """
 TRACEFS = "/sys/kernel/tracing"
+# Blocks of 64 KiB from libc itself (not a preloaded sanitizer's malloc):
+# keeper keeps 200, freer frees its 600.
+KEEP_FREE = """
+import ctypes
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+kept = []
+def keeper(n):
+    for _ in range(n):
+        kept.append(libc.malloc(65536))
+def freer(n):
+    for _ in range(n):
+        libc.free(libc.malloc(65536))
+for _ in range(100):
+    keeper(2)
+    freer(6)
+"""
 
 
 def run(args, env_extra=None, **kw):
@@ -459,6 +479,55 @@ class Modes(unittest.TestCase):
         self.assertGreater(sum(sizes), sum(n * 1000 for n in range(1, 201)))
         r = self.merge("--event", "probe_libc:malloc", "--weight", "size", data)
         self.assertEqual(sum(w for _, w in folded(r.stdout)), sum(sizes))
+
+    def alloc_group(self, folder):
+        with open(os.path.join(folder, "recording.txt")) as f:
+            return re.search(r"^probes: (\S+)$", f.read(), re.M).group(1)
+
+    def assert_no_probes(self, group):
+        listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True).stdout
+        self.assertNotIn(group + ":", listed)
+
+    def test_alloc_bytes_by_python_function(self):
+        """keeper and freer malloc 64 KiB blocks in a ratio of 1 to 3: the
+        merged stacks weigh them so, nothing is lost, the probes are gone."""
+        folder, _, _ = self.record("keepfree", "alloc", KEEP_FREE)
+        group = self.alloc_group(folder)
+        self.assert_no_probes(group)
+        r = self.merge("--event", group + ":malloc", "--weight", "bytes", "--view", "python",
+                       folder + "/perf.data")
+        by = Counter()
+        for frames, w in folded(r.stdout):
+            for fn in ("keeper", "freer"):
+                if any(f.startswith(fn + " ") for f in frames):
+                    by[fn] += w
+        self.assertAlmostEqual(by["keeper"] / (100 * 2 * 65536), 1, delta=0.05)
+        self.assertAlmostEqual(by["freer"] / (100 * 6 * 65536), 1, delta=0.05)
+
+    def test_alloc_probes_removed_after_sigint(self):
+        script = os.path.join(self.dir, "sleeper.py")
+        with open(script, "w") as f:
+            f.write("import time\nwhile True: time.sleep(0.1)\n")
+        env = dict(os.environ, PYTHONPATH=PYPATH)
+        proc = subprocess.Popen([RECORD, "--mode", "alloc", "-o", os.path.join(self.dir, "sigint"), "--",
+                                 PYTHON, script], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        group = "pyperf_%d" % proc.pid
+        # Interrupt once the probes are in place (however slow the machine).
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+            if group + ":aligned_alloc" in listed:
+                break
+            time.sleep(0.2)
+        else:
+            proc.kill()
+            self.fail("the probes never appeared")
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=300)
+        self.assert_no_probes(group)
 
     def test_speedscope_in_time_order(self):
         folder, took = self.wall_recording()
