@@ -17,7 +17,10 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
     size_t n = 0;
     int first = 1;
 
-    if (!s->ips || s->nr == 0) {
+    /* An empty chain is the kernel's word that there is no stack to give
+     * (a task whose mm is going away): perf shows no frame, and neither do
+     * we.  Only a recording without callchains falls back to the ip. */
+    if (!s->ips) {
         if (max == 0)
             return 0;
         out[0] = frame(s->ip, mode, 0);
