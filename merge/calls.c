@@ -151,14 +151,24 @@ void calls__return(struct calls *c, u32 tid, u64 time, u64 key)
         close_top(c, t, time);
 }
 
+static void close_all(struct calls *c, struct tstack *t, u64 time)
+{
+    c->st.unfinished += t->n;
+    while (t->n)
+        close_top(c, t, time);
+}
+
+void calls__exit(struct calls *c, u32 tid, u64 time)
+{
+    uintptr_t at = (uintptr_t)idmap__get(&c->by_tid, tid);
+    if (at)
+        close_all(c, &c->threads[at - 1], time);
+}
+
 void calls__finish(struct calls *c, u64 end)
 {
-    for (size_t k = 0; k < c->n_threads; k++) {
-        struct tstack *t = &c->threads[k];
-        c->st.unfinished += t->n;
-        while (t->n)
-            close_top(c, t, end);
-    }
+    for (size_t k = 0; k < c->n_threads; k++)
+        close_all(c, &c->threads[k], end);
 }
 
 const struct calls_stats *calls__stats(const struct calls *c)

@@ -55,6 +55,9 @@ void calls__enter(struct calls *c, uint32_t tid, uint32_t thread, uint64_t time,
                   uint32_t frame, int syscall);
 void calls__return(struct calls *c, uint32_t tid, uint64_t time, uint64_t key);
 
+/* Closes the calls tid still has open when it exits, at time. */
+void calls__exit(struct calls *c, uint32_t tid, uint64_t time);
+
 /* Closes the calls still open at end (the end of the recording). */
 void calls__finish(struct calls *c, uint64_t end);
 

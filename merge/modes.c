@@ -406,6 +406,13 @@ void modes__call(struct modes *m, const struct pd_sample *s, uint64_t key, uint3
         calls__return(m->calls, s->tid, s->time, key);
 }
 
+void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time)
+{
+    if (time > m->last_time)
+        m->last_time = time;
+    calls__exit(m->calls, tid, time);
+}
+
 void modes__finish(struct modes *m)
 {
     if (m->calls)

@@ -91,6 +91,9 @@ int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *
 void modes__call(struct modes *m, const struct pd_sample *s, uint64_t key, uint32_t thread,
                  uint32_t frame);
 
+/* calls mode: a thread exits (an EXIT record), and so end its calls. */
+void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time);
+
 /* At the end: spans still open are accounted (off-CPU until the end of the
  * recording; a system call that never returned, with no latency). */
 void modes__finish(struct modes *m);

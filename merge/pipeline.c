@@ -362,6 +362,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
             if (x->typed)
                 modes__switch(&x->m, &ev.u.sw, ev.time);
         } else {
+            if (ev.type == PD_EXIT && x->m.calls)
+                modes__call_exit(&x->m, ev.u.task.tid, ev.time);
             session__apply(x->s, &ev);
         }
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
