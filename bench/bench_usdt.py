@@ -3,9 +3,12 @@
 
 Times bench_trampolines.py's workloads with pyperfmap enabled, from two
 builds of the extension: one with the probes (-Dusdt=enabled) and one
-without (-Dusdt=disabled), interleaved in rounds in the same run, and
-prints the ratio with/without per CPython.  Each figure is the best
-repetition over all rounds (on a shared VM noise only ever adds time).
+without (-Dusdt=disabled), interleaved in rounds in the same run (in
+turns, each round reversing the order), and prints the ratio with/without
+per CPython.  Each figure is the best repetition over all rounds (on a
+shared VM noise only ever adds time).  The build without probes is also
+timed a second time, as if it were a third build: the ratio of its two
+figures is the noise floor of the run (an A/A test).
 
 usage: bench/bench_usdt.py --with BUILD --without BUILD [--rounds N] [PYTHON...]
 """
@@ -40,17 +43,18 @@ def main():
     envs = {k: dict(os.environ, PYTHONHASHSEED="0",
                     PYTHONPATH=os.path.join(os.path.abspath(b), "libpyperfmap"))
             for k, b in (("with", a.probes), ("without", a.plain))}
-    print("| CPython | workload | without probes (s) | with probes (s) | with / without |")
-    print("|---|---|---|---|---|")
+    envs["without, again"] = envs["without"]
+    print("| CPython | workload | without probes (s) | with probes (s) | with / without | A/A: without again / without |")
+    print("|---|---|---|---|---|---|")
     for py in a.pythons:
         ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                              stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
         times = {k: [] for k in envs}
-        for _ in range(a.rounds):
-            for k, env in envs.items():
-                times[k].append(measure(py, "pyperfmap", a.workload, env, a.repeat))
-        w, wo = min(times["with"]), min(times["without"])
-        print("| %s | %s | %.4f | %.4f | %.4f |" % (ver, a.workload, wo, w, w / wo))
+        for r in range(a.rounds):
+            for k in list(envs)[::1 if r % 2 else -1]:
+                times[k].append(measure(py, "pyperfmap", a.workload, envs[k], a.repeat))
+        w, wo, again = (min(times[k]) for k in ("with", "without", "without, again"))
+        print("| %s | %s | %.4f | %.4f | %.4f | %.4f |" % (ver, a.workload, wo, w, w / wo, again / wo))
         sys.stdout.flush()
 
 

@@ -87,13 +87,8 @@ int out_trace__write(FILE *f, const struct profile *p, const char *name)
         put_us(f, t[i].time - t0);
         fputs(",\"dur\":", f);
         put_us(f, t[i].end - t[i].time);
-        fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, th->pid, th->tid);
-        if (leaf->file) {
-            fputs(",\"args\":{\"file\":", f);
-            put_json_string(f, leaf->file, strlen(leaf->file));
-            fputc('}', f);
-        }
-        fputc('}', f);
+        /* No args (the file): speedscope would append them to every name. */
+        fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "}", th->pid, th->tid);
     }
     fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"pymerge\",\"source\":", f);
     put_json_string(f, name, strlen(name));
