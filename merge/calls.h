@@ -38,7 +38,7 @@ struct calls_filter {
 struct calls_stats {
     uint64_t unmatched;         /* returns without an open entry (began before the recording) */
     uint64_t lost;              /* entries whose return never came (closed with an outer one) */
-    uint64_t unfinished;        /* calls still open at the end of the recording */
+    uint64_t unfinished;        /* calls still open when their thread or the recording ended */
 };
 
 struct calls;

@@ -407,7 +407,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     if (o->verbose && x->m.calls) {
         const struct calls_stats *cs = calls__stats(x->m.calls);
         fprintf(stderr, "pymerge: calls: %" PRIu64 " returns of calls that began before the recording,"
-                " %" PRIu64 " calls whose return was lost, %" PRIu64 " still open at the end\n",
+                " %" PRIu64 " calls whose return was lost, %" PRIu64 " still open when their thread or"
+                " the recording ended\n",
                 cs->unmatched, cs->lost, cs->unfinished);
     }
     if (o->verbose && x->m.unpaired)
