@@ -246,6 +246,36 @@ static void *code_trampoline(PyObject *code)
     return t;
 }
 
+/* ---- static probes (USDT) ------------------------------------------------
+ * pyperfmap:function__entry and pyperfmap:function__return, each with the
+ * trampoline's address as its one argument: the perf map names it, so perf
+ * reads one register instead of two strings.  The thread is the sample's.
+ * While no one traces, they cost a load and a branch that is never taken:
+ * perf raises a probe's semaphore (in .probes, where perf looks for it)
+ * while it records the probe, and only then does a call go through
+ * traced_call, the one path that cannot tail-call the trampoline. */
+#ifdef PYPERFMAP_USDT
+#  define _SDT_HAS_SEMAPHORES 1
+#  include <sys/sdt.h>
+__attribute__((section(".probes"))) volatile unsigned short pyperfmap_function__entry_semaphore;
+__attribute__((section(".probes"))) volatile unsigned short pyperfmap_function__return_semaphore;
+#  define TRACED() \
+    __builtin_expect((pyperfmap_function__entry_semaphore | pyperfmap_function__return_semaphore) != 0, 0)
+
+/* A call while perf records the probes.  Its frame sits between a Python
+ * frame's trampoline and its caller's only then; pymerge's plumbing. */
+__attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, void *t)
+{
+    STAP_PROBE1(pyperfmap, function__entry, t);
+    PyObject *r = CALL_TRAMPOLINE(t);
+    STAP_PROBE1(pyperfmap, function__return, t);
+    return r;
+}
+#  define RUN_TRAMPOLINE(t) (TRACED() ? pyperfmap_traced_call(HOOK_ARGS, t) : CALL_TRAMPOLINE(t))
+#else
+#  define RUN_TRAMPOLINE(t) CALL_TRAMPOLINE(t)
+#endif
+
 /* ---- the hooks ---------------------------------------------------------- */
 
 /* The first call of a code object while enabled: make its trampoline, or
@@ -268,7 +298,7 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAM
     PyErr_Clear();
     PyErr_Restore(et, ev, tb);
 #endif
-    return CALL_TRAMPOLINE(t);
+    return RUN_TRAMPOLINE(t);
 }
 
 /* The hot path of every Python call while enabled.  Named for pymerge,
@@ -287,7 +317,7 @@ static PyObject *pyperfmap_eval(HOOK_PARAMS)
     if (__builtin_expect(t == NULL || PENDING(t), 0))
 #endif
         return pyperfmap_first_call(HOOK_ARGS);
-    return CALL_TRAMPOLINE(t);
+    return RUN_TRAMPOLINE(t);
 }
 
 /* The benchmark's floor: what any PEP 523 hook costs before it does work. */

@@ -2,43 +2,13 @@
  * diff.c - per-function shares of two profiles and their changes.
  */
 #include "diff.h"
-#include "intern.h"
+#include "functions.h"
 #include "util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Interns every frame name of one profile (side 0 base, 1 new) and, when
- * rows is given, adds each stack's share to its functions.  Functions are
- * compared by name: the same function has different frame ids in two
- * profiles.  The thread's root label is not a function. */
-static void account(struct intern *names, const struct profile *p, int side,
-                    struct diff_row *rows, u64 *seen, u64 *stamp)
-{
-    u64 total = profile__total(p);
-    size_t wi = profile__weight(p);
-    for (size_t i = 0; i < profile__n_samples(p); i++) {
-        const struct psample *s = profile__sample(p, i);
-        double share = total ? 100.0 * (double)s->v[wi] / (double)total : 0;
-        size_t n;
-        const u32 *fr = profile__get_stack(p, s->stack, &n);
-        ++*stamp;
-        for (size_t k = 0; k < n; k++) {
-            const char *name = profile__get_frame(p, fr[k])->name;
-            u32 id = intern__id(names, name, strlen(name));
-            if (!rows)
-                continue;
-            if (seen[id] != *stamp) {   /* once per stack, even when recursive */
-                seen[id] = *stamp;
-                rows[id].total[side] += share;
-            }
-            if (k + 1 == n)
-                rows[id].self[side] += share;
-        }
-    }
-}
 
 static double change(const struct diff_row *r)
 {
@@ -57,20 +27,28 @@ static int by_change(const void *a, const void *b)
 
 struct diff_row *diff__rows(const struct profile *base, const struct profile *cur, size_t *n)
 {
-    /* Name every function first, then add the shares into dense rows. */
+    /* Functions are compared by name: the same function has different
+     * frame ids in two profiles. */
+    const struct profile *p[2] = {base, cur};
     struct intern *names = intern__new();
-    u64 stamp = 0;
-    account(names, base, 0, NULL, NULL, &stamp);
-    account(names, cur, 1, NULL, NULL, &stamp);
+    struct fsum *sums[2];
+    size_t ns[2];
+    for (int side = 0; side < 2; side++)
+        sums[side] = functions__sum(names, p[side], &ns[side]);
     *n = intern__count(names);
     struct diff_row *rows = xcalloc(*n + 1, sizeof(*rows));
-    u64 *seen = xcalloc(*n + 1, sizeof(*seen));
-    account(names, base, 0, rows, seen, &stamp);
-    account(names, cur, 1, rows, seen, &stamp);
+    for (int side = 0; side < 2; side++) {
+        double total = (double)profile__total(p[side]);
+        size_t wi = profile__weight(p[side]);
+        for (size_t id = 0; total > 0 && id < ns[side]; id++) {
+            rows[id].self[side] = 100.0 * (double)sums[side][id].self[wi] / total;
+            rows[id].total[side] = 100.0 * (double)sums[side][id].total[wi] / total;
+        }
+        free(sums[side]);
+    }
     for (u32 id = 0; id < *n; id++)
         rows[id].name = xstrdup(intern__str(names, id));
     qsort(rows, *n, sizeof(*rows), by_change);
-    free(seen);
     intern__delete(names);
     return rows;
 }

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,7 +58,16 @@ static const char usage[] =
     "                          (wall-ns; also cpu-ns, offcpu-ns);\n"
     "                        syscalls: raw_syscalls:sys_enter/sys_exit paired, leaf\n"
     "                          [syscall NAME]; count, or --weight latency-ns\n"
+    "                        calls: pyperfmap's function__entry/return probes\n"
+    "                          (pyperf-record --mode calls): every call a span;\n"
+    "                          wall-ns (time at each stack), count, latency-ns\n"
     "                          pymerge --mode offcpu --tid rec/perf.data\n"
+    "  --only REGEX          calls: keep the Python calls whose name or file matches\n"
+    "                          (extended regex); the others' time is their caller's\n"
+    "                          pymerge --only 'app/|^handle' --format trace rec/perf.data\n"
+    "  --inside REGEX        calls: keep only the calls made inside a call that\n"
+    "                          matches (that call included)\n"
+    "                          pymerge --inside '^clone ' --format trace rec/perf.data\n"
     "  --event NAME          fold the samples of event NAME, in the cpu mode (default:\n"
     "                          the event of the first sample)\n"
     "                          pymerge --event task-clock perf.data\n"
@@ -80,7 +90,12 @@ static const char usage[] =
     "                        speedscope: a file for https://www.speedscope.app, one\n"
     "                          profile per thread;\n"
     "                        pprof: gzip'd profile.proto for go tool pprof,\n"
-    "                          Pyroscope, Parca, Perfetto\n"
+    "                          Pyroscope, Parca, Perfetto;\n"
+    "                        trace: Chrome trace-event JSON (Perfetto,\n"
+    "                          chrome://tracing): each call, system call or wait\n"
+    "                          of a recording as a slice on its thread's track;\n"
+    "                        table: functions, biggest total first: count, self\n"
+    "                          and total of the weight (--top N rows, default 20)\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --input KIND          perf (default): FILE is a perf.data recording;\n"
     "                        folded: FILE holds folded stacks (from pymerge or any\n"
@@ -119,7 +134,7 @@ static const char usage[] =
 
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
-       O_TOP, O_FAIL_ABOVE };
+       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE };
 
 struct cli {
     struct pipeline_opts o;
@@ -250,6 +265,8 @@ int main(int argc, char **argv)
         {"inverted", no_argument, NULL, O_INVERTED},
         {"top", required_argument, NULL, O_TOP},
         {"fail-above", required_argument, NULL, O_FAIL_ABOVE},
+        {"only", required_argument, NULL, O_ONLY},
+        {"inside", required_argument, NULL, O_INSIDE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -265,6 +282,7 @@ int main(int argc, char **argv)
     struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
     int c, list_events = 0;
+    regex_t only, inside;
 
     while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
         switch (c) {
@@ -283,6 +301,7 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "offcpu")) o->mode = MODE_OFFCPU;
             else if (!strcmp(optarg, "wall")) o->mode = MODE_WALL;
             else if (!strcmp(optarg, "syscalls")) o->mode = MODE_SYSCALLS;
+            else if (!strcmp(optarg, "calls")) o->mode = MODE_CALLS;
             else goto bad;
             break;
         case O_NO_LEAF: o->view.native_leaf = 0; break;
@@ -322,9 +341,22 @@ int main(int argc, char **argv)
             if (*end || !*optarg || cli.fail_above < 0)
                 goto bad;
             break;
+        case O_ONLY:
+        case O_INSIDE: {
+            regex_t *re = c == O_ONLY ? &only : &inside;
+            const regex_t **slot = c == O_ONLY ? &o->filter.only : &o->filter.inside;
+            if (*slot || regcomp(re, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
+                fprintf(stderr, "pymerge: %s: not an extended regular expression (or given twice)\n",
+                        optarg);
+                return 1;
+            }
+            *slot = re;
+            break;
+        }
         default: goto bad;
         }
     }
+    cli.w.top = cli.top;
     /* A closed pipe is a write error to report, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
     if (is_diff) {

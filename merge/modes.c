@@ -30,8 +30,29 @@ static int has_event(struct perf_reader *r, const char *want)
     return 0;
 }
 
+/* pyperfmap's probes, as pyperf-record names them (group pyperf_PID) or
+ * as perf probe does (sdt_pyperfmap): "function__entry", "function__return". */
+static int is_probe(const char *name, const char *probe)
+{
+    const char *colon = strchr(name, ':');
+    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_pyperfmap:", 14)))
+        return 0;
+    return event_matches(colon + 1, probe);
+}
+
+static int has_probe(struct perf_reader *r, const char *probe)
+{
+    for (size_t i = 0; i < perf_reader__n_attrs(r); i++)
+        if (is_probe(perf_reader__attr(r, i)->name, probe))
+            return 1;
+    return 0;
+}
+
 static enum mode detect(struct perf_reader *r)
 {
+    if (has_probe(r, "function__entry"))
+        return MODE_CALLS;
+
     int sw = has_event(r, "sched:sched_switch");
     int clock = has_event(r, "cpu-clock") || has_event(r, "task-clock");
     if (sw && clock)
@@ -100,6 +121,37 @@ static const struct pd_attr *attr_named(struct perf_reader *r, const char *event
     return NULL;
 }
 
+/* The calls mode's roles, and the field that says what each entry or
+ * return is of: the probes' argument (tramp as pyperf-record names it,
+ * arg1 as perf probe does), a system call's id. */
+static int calls_init(struct modes *m, struct perf_reader *r, const char *shown)
+{
+    m->f_key = xcalloc(m->n_roles + 1, sizeof(*m->f_key));
+    for (size_t i = 0; i < m->n_roles; i++) {
+        const struct pd_attr *a = perf_reader__attr(r, i);
+        int sys = event_matches(a->name, "raw_syscalls:sys_enter") ||
+                  event_matches(a->name, "raw_syscalls:sys_exit");
+        uint64_t id;
+        m->role[i] = is_probe(a->name, "function__entry") ? ROLE_CALL_ENTRY
+                     : is_probe(a->name, "function__return") ? ROLE_CALL_RETURN
+                     : event_matches(a->name, "raw_syscalls:sys_enter") ? ROLE_SYS_ENTER
+                     : event_matches(a->name, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
+        if (m->role[i] == ROLE_NONE)
+            continue;
+        if (!m->td || !tracepoint(a, &id) ||
+            (tracedata__field(m->td, id, sys ? "id" : "tramp", &m->f_key[i]) < 0 &&
+             (sys || tracedata__field(m->td, id, "arg1", &m->f_key[i]) < 0))) {
+            fprintf(stderr, "pymerge: %s: %s has no field %s (no tracing data in the recording?)\n",
+                    shown, a->name, sys ? "id" : "tramp");
+            return -EINVAL;
+        }
+        if (m->role[i] == ROLE_SYS_ENTER)
+            m->f_id = m->f_key[i];
+    }
+    m->calls = calls__new(m->p);
+    return 0;
+}
+
 int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_reader *r,
                 const char *event, const char *first, const char *weight, const char *shown)
 {
@@ -164,6 +216,15 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
         profile__set_types(p, t, 2, 0);
         break;
     }
+    case MODE_CALLS: {
+        struct value_type t[CALLS_N_VALUES] = {[CALLS_COUNT] = {"count", "count"},
+                                               [CALLS_WALL] = {"wall-ns", "nanoseconds"},
+                                               [CALLS_LATENCY] = {"latency-ns", "nanoseconds"}};
+        profile__set_types(p, t, CALLS_N_VALUES, CALLS_WALL);
+        if (calls_init(m, r, shown) < 0)
+            return -EINVAL;
+        break;
+    }
     }
     if (m->mode == MODE_OFFCPU || m->mode == MODE_WALL) {
         if (need_field(m, r, "sched:sched_switch", "prev_state", &m->f_state, shown) < 0)
@@ -215,6 +276,8 @@ void modes__exit(struct modes *m)
 {
     tracedata__delete(m->td);
     intervals__delete(m->spans);
+    calls__delete(m->calls);
+    free(m->f_key);
     free(m->role);
     memset(m, 0, sizeof(*m));
 }
@@ -265,7 +328,7 @@ static void close_span(struct modes *m, const struct span *sp, uint64_t end)
         v[m->v_off] = d;
         v[m->v_wall] = d;
     }
-    profile__add(m->p, sp->thread, sp->stack, sp->start, v);
+    profile__add_span(m->p, sp->thread, sp->stack, sp->start, sp->start + d, v);
 }
 
 void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
@@ -304,6 +367,8 @@ void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, 
         if (intervals__close(m->spans, s->tid, &old))
             close_span(m, &old, s->time);
         break;
+    case ROLE_CALL_ENTRY:       /* modes__call's */
+    case ROLE_CALL_RETURN:
     case ROLE_NONE:
         break;
     }
@@ -319,8 +384,39 @@ void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time)
         close_span(m, &old, time);
 }
 
+int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *key)
+{
+    enum role role = modes__role(m, s->attr_idx);
+    if (td_field__read(&m->f_key[s->attr_idx], s->raw, s->raw_size, key) < 0)
+        return -EINVAL;
+    if (role == ROLE_SYS_ENTER || role == ROLE_SYS_EXIT)
+        *key |= UINT64_C(1) << 63;
+    return 0;
+}
+
+void modes__call(struct modes *m, const struct pd_sample *s, uint64_t key, uint32_t thread,
+                 uint32_t frame)
+{
+    enum role role = modes__role(m, s->attr_idx);
+    if (s->time > m->last_time)
+        m->last_time = s->time;
+    if (role == ROLE_CALL_ENTRY || role == ROLE_SYS_ENTER)
+        calls__enter(m->calls, s->tid, thread, s->time, key, frame, role == ROLE_SYS_ENTER);
+    else
+        calls__return(m->calls, s->tid, s->time, key);
+}
+
+void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time)
+{
+    if (time > m->last_time)
+        m->last_time = time;
+    calls__exit(m->calls, tid, time);
+}
+
 void modes__finish(struct modes *m)
 {
+    if (m->calls)
+        calls__finish(m->calls, m->last_time);
     struct span sp;
     while (m->spans && intervals__drain(m->spans, &sp)) {
         m->unpaired += m->mode == MODE_SYSCALLS;

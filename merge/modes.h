@@ -8,6 +8,9 @@
  *             wall-ns, a function's share of elapsed time
  *   syscalls  raw_syscalls:sys_enter paired with sys_exit: count and
  *             latency-ns per stack, the call's name as the leaf
+ *   calls     pyperfmap's function__entry/function__return probes (and
+ *             system calls, when recorded), without stacks: calls.c makes
+ *             the stacks, each call a span (count, wall-ns, latency-ns)
  *
  * The mode comes from the recording's events (pyperf-record --mode makes
  * the matching set), so a plain `pymerge perf.data` does the right thing;
@@ -16,6 +19,7 @@
 #ifndef PYMERGE_MODES_H
 #define PYMERGE_MODES_H
 
+#include "calls.h"
 #include "intervals.h"
 #include "perfdata.h"
 #include "profile.h"
@@ -24,10 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS };
+enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS, MODE_CALLS };
 
 /* What a sample of an event is for. */
-enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT };
+enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT, ROLE_CALL_ENTRY,
+            ROLE_CALL_RETURN };
 
 struct modes {
     enum mode mode;
@@ -42,6 +47,8 @@ struct modes {
     struct intervals *spans;
     uint64_t last_time;
     uint64_t unpaired;          /* spans that never closed, or lost their close */
+    struct calls *calls;        /* calls mode */
+    struct td_field *f_key;     /* calls mode, per attr: what an entry or return is of */
 };
 
 /*
@@ -73,6 +80,19 @@ void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, 
 
 /* A switch-in (--switch-events) ends the thread's off-CPU span. */
 void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time);
+
+/* calls mode: what an entry or a return is of (a trampoline's address, or
+ * a system call's number with bit 63 set), into *key; 0, or -EINVAL when
+ * the sample does not say. */
+int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *key);
+
+/* calls mode: an entry (frame names what it calls, thread is the
+ * profile's thread) or a return (frame and thread unused). */
+void modes__call(struct modes *m, const struct pd_sample *s, uint64_t key, uint32_t thread,
+                 uint32_t frame);
+
+/* calls mode: a thread exits (an EXIT record), and so end its calls. */
+void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time);
 
 /* At the end: spans still open are accounted (off-CPU until the end of the
  * recording; a system call that never returned, with no latency). */

@@ -123,11 +123,7 @@ static uint32_t thread_of(struct run *x, const struct thread *t)
 /* The profile's frame for a symbols frame, as the view names it. */
 static uint32_t pframe_of(struct run *x, uint32_t id)
 {
-    if (id >= x->cap_pframe) {
-        size_t old = x->cap_pframe;
-        GROW(x->pframe, x->cap_pframe, (size_t)id + 1);
-        memset(x->pframe + old, 0, (x->cap_pframe - old) * sizeof(*x->pframe));
-    }
+    GROW_ZEROED(x->pframe, x->cap_pframe, (size_t)id + 1);
     if (x->pframe[id])
         return x->pframe[id] - 1;
     const struct frame *f = symbols__get(x->sy, id);
@@ -143,6 +139,27 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
     return pf;
 }
 
+/* calls mode: entries and returns come without stacks (calls.c makes
+ * them); an entry's function is named by its trampoline's address, or it
+ * is a system call, named as the syscalls mode names it. */
+static void call(struct run *x, const struct pd_sample *s, enum role role)
+{
+    uint64_t key;
+    char marker[64];
+    if (modes__call_key(&x->m, s, &key) < 0)
+        return;
+    if (role == ROLE_CALL_RETURN || role == ROLE_SYS_EXIT) {
+        modes__call(&x->m, s, key, 0, 0);
+        return;
+    }
+    struct thread *t = session__thread(x->s, s->pid, s->tid);
+    uint32_t id = modes__marker(&x->m, s, marker, sizeof marker)
+                      ? symbols__named(x->sy, marker, FRAME_ROOT)
+                      : symbols__frame(x->sy, t->proc, key, 0, 0);
+    x->samples++;
+    modes__call(&x->m, s, key, thread_of(x, t), pframe_of(x, id));
+}
+
 static int sample(struct run *x, const struct pd_event *ev)
 {
     const struct pd_sample *s = &ev->u.sample;
@@ -156,10 +173,21 @@ static int sample(struct run *x, const struct pd_event *ev)
         if (!x->event)
             x->event = xstrdup(name);
         x->typed = 1;
+        if (x->m.calls) {
+            calls__set_filter(x->m.calls, &x->o->filter);
+        } else if (x->o->filter.only || x->o->filter.inside) {
+            fprintf(stderr, "pymerge: %s: --only and --inside filter calls recordings"
+                    " (pyperf-record --mode calls)\n", x->shown);
+            return -EINVAL;
+        }
     }
     enum role role = modes__role(&x->m, s->attr_idx);
     if (role == ROLE_NONE)
         return 0;
+    if (x->m.calls) {
+        call(x, s, role);
+        return 0;
+    }
     if (role == ROLE_SYS_EXIT || (role == ROLE_SWITCH && s->tid == 0)) {
         modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
         return 0;
@@ -334,6 +362,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
             if (x->typed)
                 modes__switch(&x->m, &ev.u.sw, ev.time);
         } else {
+            if (ev.type == PD_EXIT && x->m.calls)
+                modes__call_exit(&x->m, ev.u.task.tid, ev.time);
             session__apply(x->s, &ev);
         }
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
@@ -373,6 +403,13 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
                 fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
                         perf_reader__attr(x->r, i)->lost);
         fputs(o->verbose ? "\n" : " (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
+    }
+    if (o->verbose && x->m.calls) {
+        const struct calls_stats *cs = calls__stats(x->m.calls);
+        fprintf(stderr, "pymerge: calls: %" PRIu64 " returns of calls that began before the recording,"
+                " %" PRIu64 " calls whose return was lost, %" PRIu64 " still open when their thread or"
+                " the recording ended\n",
+                cs->unmatched, cs->lost, cs->unfinished);
     }
     if (o->verbose && x->m.unpaired)
         fprintf(stderr, "pymerge: %" PRIu64 " spans without their closing event (lost, or still"

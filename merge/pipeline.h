@@ -6,6 +6,7 @@
 #ifndef PYMERGE_PIPELINE_H
 #define PYMERGE_PIPELINE_H
 
+#include "calls.h"
 #include "profile.h"
 #include "views.h"
 
@@ -24,6 +25,7 @@ struct pipeline_opts {
     const char *event;          /* NULL: the event of the first sample */
     const char *kallsyms;
     const char *map_dir;
+    struct calls_filter filter; /* calls recordings only */
 };
 
 /* Reads path into a new profile, *out.  Returns 0, or a negative errno

@@ -176,6 +176,12 @@ const uint32_t *profile__get_stack(const struct profile *p, uint32_t id, size_t 
 void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time,
                   const uint64_t *v)
 {
+    profile__add_span(p, thread, stack, time, time, v);
+}
+
+void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
+                       uint64_t end, const uint64_t *v)
+{
     u64 key = (u64)thread << 32 | stack;
     uintptr_t at = (uintptr_t)idmap__get(&p->sample_by_key, key);
     if (!at) {
@@ -189,7 +195,7 @@ void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t
         s->v[i] += v[i];
     if (p->keep_time) {
         GROW(p->timed, p->cap_timed, p->n_timed + 1);
-        p->timed[p->n_timed++] = (struct ptimed){time, thread, stack, v[p->weight]};
+        p->timed[p->n_timed++] = (struct ptimed){begin, end, thread, stack, v[p->weight]};
     }
 }
 
@@ -232,6 +238,13 @@ uint64_t profile__duration_ns(const struct profile *p)
     return p->duration_ns;
 }
 
+/* b goes before a: it starts earlier, or at the same time and ends later
+ * (a caller before the callee that started with it). */
+static int before(const struct ptimed *b, const struct ptimed *a)
+{
+    return b->time < a->time || (b->time == a->time && b->end > a->end);
+}
+
 /* Stable merge sort by time: intervals are added when they end, samples
  * when they happen, so the input is nearly sorted but not quite. */
 static void sort_timed(struct ptimed *a, struct ptimed *tmp, size_t n)
@@ -241,11 +254,11 @@ static void sort_timed(struct ptimed *a, struct ptimed *tmp, size_t n)
     size_t h = n / 2;
     sort_timed(a, tmp, h);
     sort_timed(a + h, tmp, n - h);
-    if (a[h - 1].time <= a[h].time)
+    if (!before(&a[h], &a[h - 1]))
         return;
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        tmp[k++] = a[j].time < a[i].time ? a[j++] : a[i++];
+        tmp[k++] = before(&a[j], &a[i]) ? a[j++] : a[i++];
     while (i < h)
         tmp[k++] = a[i++];
     memcpy(a, tmp, k * sizeof(*a));

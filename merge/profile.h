@@ -16,7 +16,8 @@
  *                single-valued writers (folded, svg, diff) use;
  *   samples      (thread, stack) -> one value per type, summed.  When a
  *                writer needs time order, each sample is also kept as a
- *                small (time, thread, stack, weight) record.
+ *                small (time, end, thread, stack, weight) record; end is
+ *                later than time for a span (a call, a wait).
  *
  * Memory grows with the distinct (thread, stack) pairs, not with the input,
  * unless time order is asked for.  The model is close to pprof's.
@@ -55,6 +56,7 @@ struct psample {                /* one aggregated (thread, stack) */
 
 struct ptimed {                 /* one sample in time order */
     uint64_t time;              /* ns, as recorded */
+    uint64_t end;               /* a span's end; time for a sample at one instant */
     uint32_t thread, stack;
     uint64_t weight;            /* the value of the weight type */
 };
@@ -95,6 +97,10 @@ const uint32_t *profile__get_stack(const struct profile *p, uint32_t id, size_t 
  * time order is kept. */
 void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time,
                   const uint64_t *v);
+/* The same for a span of time [begin, end) (a call, a wait): the timed
+ * record keeps both ends, for the writers that draw spans (trace). */
+void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
+                       uint64_t end, const uint64_t *v);
 
 /* The aggregated samples, in first-seen order. */
 size_t profile__n_samples(const struct profile *p);
@@ -102,7 +108,8 @@ const struct psample *profile__sample(const struct profile *p, size_t i);
 /* Sum of the weight type over every sample. */
 uint64_t profile__total(const struct profile *p);
 
-/* Ends adding: sorts the timed samples by time (stable). */
+/* Ends adding: sorts the timed samples by time, a longer span before a
+ * shorter one that starts with it (its callee), otherwise stable. */
 void profile__finish(struct profile *p);
 /* The timed samples in time order (after profile__finish), or NULL (*n = 0)
  * when time order was not kept. */

@@ -80,6 +80,14 @@ void grow(void *pp, size_t *cap, size_t need, size_t size)
     *cap = c;
 }
 
+void grow_zeroed(void *pp, size_t *cap, size_t need, size_t size)
+{
+    size_t old = *cap;
+    grow(pp, cap, need, size);
+    if (*cap > old)
+        memset(*(char **)pp + old * size, 0, (*cap - old) * size);
+}
+
 u64 hash_bytes(const void *p, size_t n)
 {
     /* FNV-1a over 8-byte words where possible, finished by a mixer: fast

@@ -48,6 +48,9 @@ void zlib_free(void *opaque, void *ptr);
  */
 void grow(void *p, size_t *cap, size_t need, size_t size);
 #define GROW(ptr, cap, need) grow(&(ptr), &(cap), (need), sizeof(*(ptr)))
+/* The same, with the new elements zeroed: tables indexed by an id. */
+void grow_zeroed(void *p, size_t *cap, size_t need, size_t size);
+#define GROW_ZEROED(ptr, cap, need) grow_zeroed(&(ptr), &(cap), (need), sizeof(*(ptr)))
 
 /* Hashes for the open-addressing tables (not cryptographic). */
 static inline u64 hash_u64(u64 x)

@@ -3,6 +3,8 @@
 #include "out_folded.h"
 #include "out_pprof.h"
 #include "out_speedscope.h"
+#include "out_table.h"
+#include "out_trace.h"
 
 #include <string.h>
 
@@ -27,11 +29,23 @@ static int pprof(FILE *f, const struct profile *p, const struct write_opts *o)
     return out_pprof__write(f, p);
 }
 
+static int trace(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_trace__write(f, p, o->name);
+}
+
+static int table(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_table__write(f, p, o->top);
+}
+
 static const struct writer writers[] = {
     {"folded", 0, folded},
     {"svg", 0, svg},
     {"speedscope", 1, speedscope},
     {"pprof", 0, pprof},
+    {"trace", 1, trace},
+    {"table", 0, table},
 };
 
 const struct writer *writer__find(const char *name)

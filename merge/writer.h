@@ -13,6 +13,7 @@
 struct write_opts {
     const char *name;           /* the input, for formats that show it */
     int annotate;               /* folded: flamegraph.pl's _[k] and _[j] */
+    size_t top;                 /* table: rows */
     struct svg_opts svg;
 };
 

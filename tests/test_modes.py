@@ -505,20 +505,24 @@ class Modes(unittest.TestCase):
         self.assertAlmostEqual(by["keeper"] / (100 * 2 * 65536), 1, delta=0.05)
         self.assertAlmostEqual(by["freer"] / (100 * 6 * 65536), 1, delta=0.05)
 
-    def test_alloc_probes_removed_after_sigint(self):
+    def interrupt_a_recording(self, mode, last_probe):
+        """Records a sleeping program in mode and interrupts pyperf-record
+        (SIGINT) once its probes, the last being last_probe, are in place;
+        returns (the probe group, the folder)."""
         script = os.path.join(self.dir, "sleeper.py")
         with open(script, "w") as f:
             f.write("import time\nwhile True: time.sleep(0.1)\n")
         env = dict(os.environ, PYTHONPATH=PYPATH)
-        proc = subprocess.Popen([RECORD, "--mode", "alloc", "-o", os.path.join(self.dir, "sigint"), "--",
-                                 PYTHON, script], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = os.path.join(self.dir, "sigint-" + mode)
+        proc = subprocess.Popen([RECORD, "--mode", mode, "-o", out, "--", PYTHON, script],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         group = "pyperf_%d" % proc.pid
         # Interrupt once the probes are in place (however slow the machine).
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, universal_newlines=True).stdout
-            if group + ":aligned_alloc" in listed:
+            if group + ":" + last_probe in listed:
                 break
             time.sleep(0.2)
         else:
@@ -527,6 +531,10 @@ class Modes(unittest.TestCase):
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=300)
+        return group, out
+
+    def test_alloc_probes_removed_after_sigint(self):
+        group, _ = self.interrupt_a_recording("alloc", "aligned_alloc")
         self.assert_no_probes(group)
 
     def test_speedscope_in_time_order(self):
