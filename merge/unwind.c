@@ -17,10 +17,7 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
     size_t n = 0;
     int first = 1;
 
-    /* An empty chain is the kernel's word that there is no stack to give
-     * (a task whose mm is going away): perf shows no frame, and neither do
-     * we.  Only a recording without callchains falls back to the ip. */
-    if (!s->ips) {
+    if (!s->ips || s->nr == 0) {
         if (max == 0)
             return 0;
         out[0] = frame(s->ip, mode, 0);
