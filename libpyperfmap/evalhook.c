@@ -280,7 +280,10 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 
 /* The first call of a code object while enabled: make its trampoline, or
  * cache that it has none and run the frame unprofiled.  Kept out of line so
- * that the hook itself needs no stack frame and tail-calls the trampoline. */
+ * that the hook itself needs no stack frame and tail-calls the trampoline.
+ * This one calls it from a frame of its own (the saved exception's address
+ * is taken), which keeps a frame pointer (meson.build): a `perf record -g`
+ * walk goes through it to the Python caller. */
 __attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAMS)
 {
     PyObject *code = FRAME_CODE(frame);
