@@ -334,10 +334,21 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
         else if (i == CFI_REG_RA)
             return rc;
     }
-    /* Saved registers depend on the CFA alone: load them in place. */
+    /* Saved registers depend on the CFA alone: load them in place.  A slot
+     * below this frame's stack pointer was popped: in an epilogue (after
+     * `leave` or `pop %rbp`, before `ret`) gcc's CFI still points at the
+     * slot, but the register holds the caller's value again, and perf's
+     * stack copy starts at sp.  Without this, every sample at such a `ret`
+     * of code built with frame pointers loses %rbp and stops its caller. */
     for (m = rule->at_cfa; m; m &= m - 1) {
         unsigned i = low_bit(m);
-        rc = read_mem(w, cfa + (uint64_t)(int64_t)rule->regs[i].off, 8, &w->r[i]);
+        uint64_t slot = cfa + (uint64_t)(int64_t)rule->regs[i].off;
+        if (i != CFI_REG_RA && reg_known(w, i) && reg_known(w, CFI_REG_RSP) &&
+            slot < w->r[CFI_REG_RSP]) {
+            known |= 1u << i;
+            continue;
+        }
+        rc = read_mem(w, slot, 8, &w->r[i]);
         if (rc == UNWIND_COMPLETE)
             known |= 1u << i;
         else if (i == CFI_REG_RA)
