@@ -6,6 +6,7 @@
 #include "unwind.h"
 #include "unwind_dwarf.h"
 #include "elfsyms.h"
+#include "fpcheck.h"
 #include "modes.h"
 #include "util.h"
 
@@ -39,7 +40,8 @@ struct run {
     struct uframe uf[UNWIND_MAX_FRAMES];
     /* room for the [truncated] root and a marker leaf */
     uint32_t ids[UNWIND_MAX_FRAMES + 2], kept[UNWIND_MAX_FRAMES + 2];
-    struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
+    struct unwind_dwarf *ud;    /* --call-graph dwarf recordings; CFI for fc */
+    struct fpcheck fc;          /* -g chains that stop in code without frame pointers */
     struct root_memo roots[ROOT_MEMO];
     const char *shown;          /* the input's name in messages */
     int typed;                  /* modes__init done: at the first sample */
@@ -48,8 +50,9 @@ struct run {
     int progress_shown;
 };
 
-/* What the DWARF unwinder needs to know of a process: what is mapped at
- * an address, and whether anonymous code there is a trampoline. */
+/* What the DWARF unwinder (and fpcheck) needs to know of a process: what
+ * is mapped at an address, and whether anonymous code there is a
+ * trampoline.  ELF files are keyed by their struct dso. */
 struct dwarf_ctx {
     struct symbols *sy;
     const struct process *proc;
@@ -204,6 +207,12 @@ static int sample(struct run *x, const struct pd_event *ev)
                                  UNWIND_MAX_FRAMES - 1, &stop);
     } else {
         n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
+        if (s->ips) {
+            struct dwarf_ctx c = {x->sy, t->proc};
+            if (!x->ud)
+                x->ud = unwind_dwarf__new();
+            fpcheck__sample(&x->fc, x->ud, dwarf_lookup, &c, x->uf, n);
+        }
     }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
@@ -312,6 +321,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
     x->o = o;
+    fpcheck__init(&x->fc);
     x->r = perf_reader__open(path, err, sizeof(err));
     if (!x->r) {
         fprintf(stderr, "pymerge: %s: %s\n", shown, err);
@@ -391,6 +401,13 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
                 perf_reader__truncated(x->r) ? ", input truncated" : "");
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
+    /* Said without -v: such a profile is wrong, not just a little short. */
+    double share;
+    const struct dso *nofp = fpcheck__culprit(&x->fc, &share);
+    if (nofp)
+        fprintf(stderr, "pymerge: %s: %.0f%% of the frame-pointer callchains stop inside %s, "
+                "built without frame pointers: record with --call-graph dwarf, or use "
+                "pyperf-record\n", shown, 100.0 * share, nofp->path);
     if (perf_reader__lost(x->r)) {
         /* -v's summary has the total: there, only the events it came from */
         if (o->verbose)
@@ -419,6 +436,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     ret = 0;
 out:
     unwind_dwarf__delete(x->ud);
+    fpcheck__exit(&x->fc);
     modes__exit(&x->m);
     profile__delete(x->p);
     free(x->pframe);

@@ -502,8 +502,24 @@ size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, u
     return k;
 }
 
+enum unwind_fp unwind_dwarf__keeps_fp(struct unwind_dwarf *u, unwind_lookup_fn lookup, void *ctx,
+                                      uint64_t at, struct unwind_map *map)
+{
+    if (lookup(ctx, at, map) != 0)
+        return UNWIND_FP_UNKNOWN;
+    if (map->kind != UNWIND_MAP_ELF)
+        return UNWIND_FP_KEPT;      /* trampolines: pyperfmap's push %rbp, CPython's leave it be */
+    struct cfi *c = dso_cfi(u, map);
+    const struct cfi_rule *rule = c ? cfi__rule(c, at - map->start + map->pgoff) : NULL;
+    if (!rule)
+        return UNWIND_FP_UNKNOWN;
+    return rule->cfa_reg == CFI_REG_RBP ? UNWIND_FP_KEPT : UNWIND_FP_NONE;
+}
+
 void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
 {
+    if (!u->samples)    /* the unwinder only served unwind_dwarf__keeps_fp */
+        return;
     uint64_t n = u->samples ? u->samples : 1;
     uint64_t errors = u->samples - u->stops[UNWIND_COMPLETE] - u->stops[UNWIND_TRUNCATED];
     fprintf(f, "pymerge: DWARF unwinding: %.1f%% of user stacks complete, %.1f%% truncated "

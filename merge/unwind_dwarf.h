@@ -136,9 +136,24 @@ size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, u
                             enum unwind_stop *stop);
 
 /*
+ * Whether the code at `at` keeps a frame pointer, by its CFI (sharing this
+ * unwinder's cache): the canonical frame address is computed from %rbp
+ * there (KEPT), from another register (NONE: %rbp may hold anything, so a
+ * frame-pointer walk past this function goes astray), or `at` is no code
+ * with CFI (UNKNOWN: unmapped, data, a file without CFI).  Trampolines
+ * count as KEPT: a walk goes through them.  *map gets what lookup says is mapped at `at`.  Look up a return
+ * address at address - 1.  For the check of frame-pointer recordings
+ * (fpcheck.h).
+ */
+enum unwind_fp { UNWIND_FP_UNKNOWN, UNWIND_FP_NONE, UNWIND_FP_KEPT };
+enum unwind_fp unwind_dwarf__keeps_fp(struct unwind_dwarf *u, unwind_lookup_fn lookup, void *ctx,
+                                      uint64_t at, struct unwind_map *map);
+
+/*
  * For -v: how the user stacks of unwind_dwarf__sample ended (complete,
  * truncated, errors by cause), and the first file whose CFI could not be
  * read (each file is tried once; unwinds through it stop with NO_CFI).
+ * Nothing when no sample was unwound.
  */
 void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f);
 

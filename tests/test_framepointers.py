@@ -1,0 +1,146 @@
+"""Frame-pointer recordings (issue 11, items 2 and 3), with real perf.
+
+On a CPython built with frame pointers (tests/build-fp-python builds one;
+CI does so before `meson setup`), `perf record -g` walks through pyperfmap's
+trampolines: every Python frame of a known call chain is there, in order,
+and each function's share agrees with a DWARF recording of the same
+workload.  On a CPython built without them (pyenv's), a -g recording stops
+inside the interpreter, and pymerge says so in one line.
+
+Run by /usr/bin/python3 (meson test suite "framepointers") with
+PYPERF_SCRIPTS, PYMERGE, PYPERFMAP_PATH, FP_PYTHON (empty when no
+frame-pointer CPython was found at configure time) and NOFP_PYTHON.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORD = os.path.join(os.environ.get("PYPERF_SCRIPTS", os.path.join(HERE, "..", "perf-scripts")),
+                      "pyperf-record")
+PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge")
+PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+FP_PYTHON = os.environ.get("FP_PYTHON", "")
+NOFP_PYTHON = os.environ.get("NOFP_PYTHON", "")
+NEST = os.path.join(HERE, "merge", "py", "nest.py")
+CHAIN = ["<module>", "main", "Outer.run", "level1", "level2", "level3", "leaf"]
+WARNING = "built without frame pointers: record with --call-graph dwarf, or use pyperf-record"
+SECONDS = "3"
+
+
+def run(args):
+    return subprocess.run(args, env=dict(os.environ, PYTHONPATH=PYPATH), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
+
+
+def record(out, python, *opts):
+    """pyperf-record [opts] of nest.py; returns the recording's perf.data."""
+    r = run([RECORD, "-o", out] + list(opts) + ["--", python, NEST, SECONDS])
+    if r.returncode != 0:
+        raise AssertionError("pyperf-record failed: %s" % r.stderr)
+    return os.path.join(out, "perf.data")
+
+
+def pymerge(*args):
+    r = run([PYMERGE] + list(args))
+    if r.returncode != 0:
+        raise AssertionError("pymerge %s failed: %s" % (args, r.stderr))
+    return r
+
+
+def folded(data):
+    """{frames (root first, process name dropped): samples} of the python view."""
+    out = {}
+    for line in pymerge("--view", "python", "--weight", "samples", data).stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        frames = tuple(stack.split(";")[1:])
+        out[frames] = out.get(frames, 0) + int(n)
+    return out
+
+
+def shares(stacks):
+    """Each frame's inclusive share of the samples, in points."""
+    total = sum(stacks.values())
+    inclusive = {}
+    for frames, n in stacks.items():
+        for f in set(frames):
+            inclusive[f] = inclusive.get(f, 0) + n
+    return {f: 100.0 * n / total for f, n in inclusive.items()}
+
+
+def code_file(python):
+    """The file holding python's interpreter loop: libpython when it is
+    linked against it, else the executable."""
+    probe = ("import os, sysconfig as s; print(os.path.join(s.get_config_var('LIBDIR'),"
+             " s.get_config_var('INSTSONAME')) if s.get_config_var('Py_ENABLE_SHARED')"
+             " else os.path.realpath(__import__('sys').executable))")
+    return subprocess.run([python, "-c", probe], stdout=subprocess.PIPE, check=True,
+                          universal_newlines=True).stdout.strip()
+
+
+@unittest.skipUnless(FP_PYTHON, "no frame-pointer CPython: tests/build-fp-python builds one"
+                     " (CI runs it), then meson setup finds it")
+class FramePointerPython(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pyperf-fp-")
+        cls.fp = record(os.path.join(cls.dir, "fp"), FP_PYTHON)
+        cls.dwarf = record(os.path.join(cls.dir, "dwarf"), FP_PYTHON, "--dwarf")
+        cls.fp_stacks = folded(cls.fp)
+        cls.dwarf_stacks = folded(cls.dwarf)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_pyperf_record_chose_frame_pointers(self):
+        with open(os.path.join(os.path.dirname(self.fp), "recording.txt")) as f:
+            self.assertIn("callgraph: -g\n", f.read())
+
+    def test_stacks_complete_through_the_trampolines(self):
+        chain = tuple("%s (nest.py)" % f for f in CHAIN)
+        total = sum(self.fp_stacks.values())
+        rooted = sum(n for s, n in self.fp_stacks.items() if s[:1] == chain[:1])
+        self.assertGreaterEqual(rooted, 0.95 * total,
+                                "%d of %d samples reach <module>" % (rooted, total))
+        # leaf runs only under the whole chain, in order, nothing between
+        in_leaf = {s: n for s, n in self.fp_stacks.items() if chain[-1] in s}
+        self.assertTrue(in_leaf)
+        whole = sum(n for s, n in in_leaf.items() if s[:len(chain)] == chain)
+        self.assertEqual(whole, sum(in_leaf.values()),
+                         [s for s in in_leaf if s[:len(chain)] != chain][:5])
+
+    def test_shares_agree_with_dwarf(self):
+        fp, dwarf = shares(self.fp_stacks), shares(self.dwarf_stacks)
+        for f in sorted(set(fp) | set(dwarf)):
+            a, b = fp.get(f, 0.0), dwarf.get(f, 0.0)
+            if max(a, b) >= 2.0:
+                self.assertLess(abs(a - b), 5.0, "%s: %.1f%% with -g, %.1f%% with DWARF" % (f, a, b))
+        self.assertGreater(fp["leaf (nest.py)"], 80.0)
+
+    def test_no_frame_pointer_warning(self):
+        self.assertNotIn(WARNING, pymerge("-o", os.devnull, self.fp).stderr)
+
+
+@unittest.skipUnless(NOFP_PYTHON, "no pyenv CPython 3.11")
+class NoFramePointerPython(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pyperf-nofp-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_one_line_names_the_interpreter(self):
+        data = record(os.path.join(self.dir, "rec"), NOFP_PYTHON, "--fp")
+        lines = [l for l in pymerge("-o", os.devnull, data).stderr.splitlines() if WARNING in l]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(" stop inside %s, " % code_file(NOFP_PYTHON), lines[0])
+        # a DWARF recording of the same interpreter is fine
+        data = record(os.path.join(self.dir, "dwarf"), NOFP_PYTHON, "--dwarf")
+        self.assertNotIn(WARNING, pymerge("-o", os.devnull, data).stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
