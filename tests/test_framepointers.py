@@ -99,6 +99,13 @@ class FramePointerPython(unittest.TestCase):
         with open(os.path.join(os.path.dirname(self.fp), "recording.txt")) as f:
             self.assertIn("callgraph: -g\n", f.read())
 
+    def test_waits_recorded_with_dwarf(self):
+        # libc, where waits are sampled, has no frame pointers on Debian
+        out = os.path.join(self.dir, "wall")
+        record(out, FP_PYTHON, "--mode", "wall")
+        with open(os.path.join(out, "recording.txt")) as f:
+            self.assertIn("callgraph: --call-graph dwarf,", f.read())
+
     def test_stacks_complete_through_the_trampolines(self):
         chain = tuple("%s (nest.py)" % f for f in CHAIN)
         total = sum(self.fp_stacks.values())
