@@ -105,20 +105,21 @@ static long find(const struct chain *c, const struct stitch_act *a)
 static int join(struct stitch *st, struct chain *dst, const struct chain *src,
                 const struct chain *from, size_t k)
 {
-    const struct stitch_act *a = &src->acts[src->n_acts - 1];
+    /* by value: growing dst moves src's arrays when they are the same */
+    size_t pos = src->acts[src->n_acts - 1].pos, src_acts = src->n_acts;
     size_t fpos = from->acts[k].pos;
-    size_t n = a->pos + 1 + (from->n - fpos - 1), n_acts = src->n_acts + (from->n_acts - k - 1);
+    size_t n = pos + 1 + (from->n - fpos - 1), n_acts = src_acts + (from->n_acts - k - 1);
     if (n > st->max_frames)
         return -1;
     if (dst != src)
-        chain_set(dst, src->ids, a->pos + 1, src->acts, src->n_acts);
+        chain_set(dst, src->ids, pos + 1, src->acts, src_acts);
     GROW(dst->ids, dst->cap_ids, n);
     GROW(dst->acts, dst->cap_acts, n_acts);
-    memcpy(dst->ids + a->pos + 1, from->ids + fpos + 1, (from->n - fpos - 1) * sizeof(u32));
+    memcpy(dst->ids + pos + 1, from->ids + fpos + 1, (from->n - fpos - 1) * sizeof(u32));
     for (size_t i = k + 1; i < from->n_acts; i++) {
         struct stitch_act b = from->acts[i];
-        b.pos = (uint32_t)(b.pos - fpos + a->pos);
-        dst->acts[src->n_acts + (i - k - 1)] = b;
+        b.pos = (uint32_t)(b.pos - fpos + pos);
+        dst->acts[src_acts + (i - k - 1)] = b;
     }
     dst->n = n;
     dst->n_acts = n_acts;
@@ -167,7 +168,7 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
 /* Keeps a truncated sample until the next complete stack of t; a full
  * ring first gives up on its oldest. */
 static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, size_t n,
-                 const struct stitch_act *acts, size_t n_acts, const void *payload)
+                         const struct stitch_act *acts, size_t n_acts, const void *payload)
 {
     if (t->n_pend == STITCH_MAX_PENDING) {
         struct chain *old = &t->pend[t->head];

@@ -137,6 +137,18 @@ int main(void)
     CHECK(!strcmp(as_text(&s), "rLaMbNdd"));
     CHECK(n_got == 1 && got[0].payload == 301 && got[0].complete && !strcmp(got[0].stack, "rLaMbNc"));
 
+    /* A waiting sample that grows past its buffers when completed (twenty
+     * activations outward of its own two). */
+    n_got = 0;
+    s = make("AzAw", (uint64_t[]){60, 61});
+    CHECK(offer(st, 9, &s, 0, 501) == STITCH_WAITING);
+    uint64_t twenty[20];
+    for (int i = 0; i < 20; i++)
+        twenty[i] = 41 + (uint64_t)i;
+    s = make("rAAAAAAAAAAAAAAAAAAAA", twenty);
+    CHECK(offer(st, 9, &s, 1, 0) == STITCH_COMPLETE);
+    CHECK(n_got == 1 && got[0].complete && !strcmp(got[0].stack, "rAAAAAAAAAAAAAAAAAAAAzAw"));
+
     /* Giving up: a complete stack without the waiting sample's activation
      * means that call returned; the sample stays as it was. */
     n_got = 0;
