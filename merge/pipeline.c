@@ -19,6 +19,10 @@
 #include <unistd.h>
 
 #define ROOT_MEMO 64
+/* The longest stack: one unwind gives at most UNWIND_MAX_FRAMES, a stitched
+ * one more (stitch.h): Python's default recursion limit (1000 calls) at
+ * about four native frames per call. */
+#define STACK_MAX (4 * UNWIND_MAX_FRAMES)
 
 struct root_memo {
     const char *comm;
@@ -34,14 +38,14 @@ struct run {
     struct profile *p;
     u32 *pframe;                /* symbols frame id -> profile frame id + 1 */
     size_t cap_pframe;
-    u32 root_first[UNWIND_MAX_FRAMES + 2];
+    u32 root_first[STACK_MAX + 2];
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
     struct uframe uf[UNWIND_MAX_FRAMES];
     /* room for the [truncated] root and a marker leaf; late_ids for a
      * sample that waited (stitch.h) while ids holds the current one */
-    uint32_t ids[UNWIND_MAX_FRAMES + 2], kept[UNWIND_MAX_FRAMES + 2];
-    uint32_t late_ids[UNWIND_MAX_FRAMES + 2];
+    uint32_t ids[STACK_MAX + 2], kept[STACK_MAX + 2];
+    uint32_t late_ids[STACK_MAX + 2];
     struct stitch_act acts[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings */
     struct stitch *st;          /* and their truncated stacks completed */
@@ -216,10 +220,13 @@ static int sample(struct run *x, const struct pd_event *ev)
     int dwarf = unwind_dwarf__wanted(&s->attr->attr);
     if (dwarf) {
         struct dwarf_ctx c = {x->sy, t->proc};
+        struct pd_sample cut = *s;  /* --dwarf-copy: what a smaller copy had held */
+        if (x->o->dwarf_copy && cut.stack_dyn_size > x->o->dwarf_copy)
+            cut.stack_dyn_size = x->o->dwarf_copy;
         if (!x->ud)
             x->ud = unwind_dwarf__new();
         /* one slot left for the [truncated] root */
-        n = unwind_dwarf__sample(x->ud, s, ev->misc, dwarf_lookup, &c, x->uf,
+        n = unwind_dwarf__sample(x->ud, &cut, ev->misc, dwarf_lookup, &c, x->uf,
                                  UNWIND_MAX_FRAMES - 1, &stop);
     } else {
         n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
@@ -251,7 +258,7 @@ static int sample(struct run *x, const struct pd_event *ev)
         struct late l = {0, s->time, {0}};
         int may_wait = role == ROLE_SAMPLE;
         if (!x->st)
-            x->st = stitch__new(sizeof(l), UNWIND_MAX_FRAMES, emit_late, x);
+            x->st = stitch__new(sizeof(l), STACK_MAX, emit_late, x);
         if (may_wait) {
             l.thread = thread_of(x, t);
             modes__values(&x->m, s, l.v);
