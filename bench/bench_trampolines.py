@@ -12,7 +12,11 @@ Workloads: "calls" (recursive fib, method calls, generators) and "mix"
 the best repetition over all rounds: on a shared VM interference only ever
 adds time, so the minimum is the estimate that noise disturbs least.
 
-usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [PYTHON...]
+--baseline DIR adds a fifth mode, the pyperfmap of another build tree (say,
+the commit before a change to the hook), interleaved with the others, and a
+last column: this build's pyperfmap against it.
+
+usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [--baseline DIR] [PYTHON...]
 """
 import argparse
 import glob
@@ -25,7 +29,8 @@ WORKLOADS = os.path.join(HERE, "trampoline_workloads.py")
 
 
 def measure(py, mode, workload, env, repeat):
-    args = [py] + (["-X", "perf"] if mode == "xperf" else []) + [WORKLOADS, mode, workload, str(repeat)]
+    args = [py] + (["-X", "perf"] if mode == "xperf" else []) + [
+        WORKLOADS, "pyperfmap" if mode == "baseline" else mode, workload, str(repeat)]
     out = subprocess.run(args, env=env, check=True, stdout=subprocess.PIPE,
                          universal_newlines=True).stdout
     return min(float(x) for x in out.split())
@@ -36,6 +41,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--baseline", help="another build tree whose pyperfmap to compare with")
     ap.add_argument("pythons", nargs="*")
     a = ap.parse_args()
     pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]") + glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9][0-9]"),
@@ -44,25 +50,31 @@ def main():
     # from one process to the next.
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(a.build), "libpyperfmap"),
                PYTHONHASHSEED="0")
-    print("| CPython | workload | noop hook | pyperfmap | -X perf | pyperfmap / noop | pyperfmap / -X perf |")
-    print("|---|---|---|---|---|---|---|")
+    envs = {"baseline": dict(env, PYTHONPATH=os.path.join(os.path.abspath(a.baseline), "libpyperfmap"))
+            if a.baseline else None}
+    last = " pyperfmap / baseline |" if a.baseline else ""
+    print("| CPython | workload | noop hook | pyperfmap | -X perf | pyperfmap / noop | pyperfmap / -X perf |"
+          + last)
+    print("|---|---|---|---|---|---|---|" + ("---|" if a.baseline else ""))
     for py in pythons:
         ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                              stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
         if tuple(map(int, ver.split("."))) < (3, 8):
             continue
-        modes = ["off", "noop", "pyperfmap"] + (["xperf"] if ver >= "3.12" and len(ver) > 3 else [])
+        modes = (["off", "noop", "pyperfmap"] + (["xperf"] if ver >= "3.12" and len(ver) > 3 else [])
+                 + (["baseline"] if a.baseline else []))
         for wl in ("calls", "mix"):
             times = {m: [] for m in modes}
             for _ in range(a.rounds):
                 for m in modes:
-                    times[m].append(measure(py, m, wl, env, a.repeat))
+                    times[m].append(measure(py, m, wl, envs.get(m) or env, a.repeat))
             base = min(times["off"])
             r = {m: min(times[m]) / base for m in modes}
             xp = r.get("xperf")
-            print("| %s | %s | %.3fx | %.3fx | %s | %.3f | %s |" % (
+            print("| %s | %s | %.3fx | %.3fx | %s | %.3f | %s |%s" % (
                 ver, wl, r["noop"], r["pyperfmap"], "%.3fx" % xp if xp else "n/a",
-                r["pyperfmap"] / r["noop"], "%.3f" % (r["pyperfmap"] / xp) if xp else "n/a"))
+                r["pyperfmap"] / r["noop"], "%.3f" % (r["pyperfmap"] / xp) if xp else "n/a",
+                " %.3f |" % (r["pyperfmap"] / r["baseline"]) if a.baseline else ""))
             sys.stdout.flush()
 
 

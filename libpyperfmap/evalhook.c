@@ -31,13 +31,20 @@
 
 /* ---- frames ------------------------------------------------------------ */
 
+/* The activation identity each trampoline keeps in its frame (trampoline.h):
+ * the number of calls through the hook so far.  The hook runs with the GIL
+ * held, so a plain counter gives every call of the process its own number
+ * (64 bits do not wrap), and costs one increment. */
+static uint64_t activations;
+
 #if V38
 typedef PyFrameObject frame_t;
 #  define HOOK_PARAMS frame_t *frame, int throwflag
 #  define HOOK_ARGS frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(frame, throwflag)
 #  define CALL_TRAMPOLINE(t) \
-    ((PyObject *(*)(frame_t *, int, void *, void *))(t))(frame, throwflag, NULL, (void *)_PyEval_EvalFrameDefault)
+    ((PyObject *(*)(frame_t *, int, void *, void *, uint64_t))(t))(frame, throwflag, NULL, \
+        (void *)_PyEval_EvalFrameDefault, ++activations)
 #  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
 #else
 #  if V311
@@ -49,7 +56,8 @@ typedef PyFrameObject frame_t;
 #  define HOOK_ARGS ts, frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(ts, frame, throwflag)
 #  define CALL_TRAMPOLINE(t) \
-    ((PyObject *(*)(PyThreadState *, frame_t *, int, void *))(t))(ts, frame, throwflag, (void *)_PyEval_EvalFrameDefault)
+    ((PyObject *(*)(PyThreadState *, frame_t *, int, void *, uint64_t))(t))(ts, frame, throwflag, \
+        (void *)_PyEval_EvalFrameDefault, ++activations)
 #  if PY_VERSION_HEX >= 0x030E0000
      /* 3.14: a tagged _PyStackRef; the tag lives in the low bits. */
 #    define FRAME_CODE(frame) PyStackRef_AsPyObjectBorrow((frame)->f_executable)
@@ -171,15 +179,18 @@ static void name_children(PyObject *code, const char *qualname, size_t qlen)
  * that bit 0 (the pending-name tag) is clear. */
 #if V38
 __attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
-                                                            void *eval)
+                                                            void *eval, uint64_t activation)
 {
     (void)unused;
+    (void)activation;
     return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
 }
 #else
 __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
-                                                            int throwflag, void *eval)
+                                                            int throwflag, void *eval,
+                                                            uint64_t activation)
 {
+    (void)activation;
     return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
 }
 #endif

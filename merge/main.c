@@ -45,6 +45,15 @@ static const char usage[] =
     "                          pymerge --tid perf.data\n"
     "  --no-kernel           leave out kernel frames\n"
     "                          pymerge --no-kernel perf.data\n"
+    "  --no-stitch           leave DWARF stacks that the stack copy cut off\n"
+    "                          [truncated]; by default each is completed from another\n"
+    "                          sample of its thread in the same call of a pyperfmap\n"
+    "                          trampoline, when there is one\n"
+    "                          pymerge --no-stitch perf.data\n"
+    "  --dwarf-copy BYTES    unwind only the first BYTES of each DWARF sample's stack\n"
+    "                          copy: what a recording with a smaller copy (perf's\n"
+    "                          --call-graph dwarf,BYTES) would give, on the same samples\n"
+    "                          pymerge -v --dwarf-copy 16384 perf.data\n"
     "  --annotate            append _[k] to kernel frames and _[j] to Python/JIT\n"
     "                          frames, which flamegraph.pl colours\n"
     "                          pymerge --annotate perf.data | flamegraph.pl --color=java\n"
@@ -134,7 +143,7 @@ static const char usage[] =
 
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
-       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE };
+       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY };
 
 struct cli {
     struct pipeline_opts o;
@@ -253,6 +262,8 @@ int main(int argc, char **argv)
         {"pid", no_argument, NULL, O_PID},
         {"tid", no_argument, NULL, O_TID},
         {"no-kernel", no_argument, NULL, O_NO_KERNEL},
+        {"no-stitch", no_argument, NULL, O_NO_STITCH},
+        {"dwarf-copy", required_argument, NULL, O_DWARF_COPY},
         {"annotate", no_argument, NULL, O_ANNOTATE},
         {"event", required_argument, NULL, O_EVENT},
         {"weight", required_argument, NULL, O_WEIGHT},
@@ -308,6 +319,7 @@ int main(int argc, char **argv)
         case O_PID: if (o->root != ROOT_TID) o->root = ROOT_PID; break;
         case O_TID: o->root = ROOT_TID; break;
         case O_NO_KERNEL: o->no_kernel = 1; break;
+        case O_NO_STITCH: o->no_stitch = 1; break;
         case O_ANNOTATE: cli.w.annotate = 1; break;
         case O_EVENT: o->event = optarg; break;
         case O_WEIGHT: o->weight = optarg; break;
@@ -331,6 +343,11 @@ int main(int argc, char **argv)
                 goto bad;
             break;
         case O_INVERTED: cli.w.svg.inverted = 1; break;
+        case O_DWARF_COPY:
+            o->dwarf_copy = strtoull(optarg, &end, 10);
+            if (*end || *optarg == '-' || o->dwarf_copy == 0)
+                goto bad;
+            break;
         case O_TOP:
             cli.top = (size_t)strtoul(optarg, &end, 10);
             if (*end || !*optarg)

@@ -331,18 +331,28 @@ static void close_span(struct modes *m, const struct span *sp, uint64_t end)
     profile__add_span(m->p, sp->thread, sp->stack, sp->start, sp->start + d, v);
 }
 
+void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v)
+{
+    memset(v, 0, PROFILE_MAX_VALUES * sizeof(*v));
+    v[0] = 1;
+    v[1] = s->period ? s->period : 1;
+    if (s->time > m->last_time)
+        m->last_time = s->time;
+    if (m->mode == MODE_WALL)      /* on the CPU: its period is elapsed time too */
+        v[m->v_wall] = v[m->v_cpu];
+    if (m->field >= 0 && td_field__read(&m->f_weight, s->raw, s->raw_size, &v[m->field]) < 0)
+        v[m->field] = 0;
+}
+
 void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
 {
-    uint64_t v[PROFILE_MAX_VALUES] = {1, s->period ? s->period : 1};
+    uint64_t v[PROFILE_MAX_VALUES];
     struct span sp = {s->time, thread, stack}, old;
     if (s->time > m->last_time)
         m->last_time = s->time;
     switch (modes__role(m, s->attr_idx)) {
     case ROLE_SAMPLE:
-        if (m->mode == MODE_WALL)      /* on the CPU: its period is elapsed time too */
-            v[m->v_wall] = v[m->v_cpu];
-        if (m->field >= 0 && td_field__read(&m->f_weight, s->raw, s->raw_size, &v[m->field]) < 0)
-            v[m->field] = 0;
+        modes__values(m, s, v);
         profile__add(m->p, thread, stack, s->time, v);
         break;
     case ROLE_SWITCH: {

@@ -78,6 +78,11 @@ int modes__marker(const struct modes *m, const struct pd_sample *s, char *buf, s
 /* Accounts a sample whose stack is (thread, stack) in the profile. */
 void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack);
 
+/* The values a plain sample (ROLE_SAMPLE) adds to its stack, for one whose
+ * stack is known only later (stitch.h): profile__add them then.  Plain
+ * samples pair with nothing, so adding them late changes nothing else. */
+void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v);
+
 /* A switch-in (--switch-events) ends the thread's off-CPU span. */
 void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time);
 

@@ -5,6 +5,7 @@
 #include "symbols.h"
 #include "unwind.h"
 #include "unwind_dwarf.h"
+#include "stitch.h"
 #include "elfsyms.h"
 #include "fpcheck.h"
 #include "modes.h"
@@ -19,6 +20,10 @@
 #include <unistd.h>
 
 #define ROOT_MEMO 64
+/* The longest stack: one unwind gives at most UNWIND_MAX_FRAMES, a stitched
+ * one more (stitch.h): Python's default recursion limit (1000 calls) at
+ * about four native frames per call. */
+#define STACK_MAX (4 * UNWIND_MAX_FRAMES)
 
 struct root_memo {
     const char *comm;
@@ -34,13 +39,17 @@ struct run {
     struct profile *p;
     u32 *pframe;                /* symbols frame id -> profile frame id + 1 */
     size_t cap_pframe;
-    u32 root_first[UNWIND_MAX_FRAMES + 2];
+    u32 root_first[STACK_MAX + 2];
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
     struct uframe uf[UNWIND_MAX_FRAMES];
-    /* room for the [truncated] root and a marker leaf */
-    uint32_t ids[UNWIND_MAX_FRAMES + 2], kept[UNWIND_MAX_FRAMES + 2];
+    /* room for the [truncated] root and a marker leaf; late_ids for a
+     * sample that waited (stitch.h) while ids holds the current one */
+    uint32_t ids[STACK_MAX + 2], kept[STACK_MAX + 2];
+    uint32_t late_ids[STACK_MAX + 2];
+    struct stitch_act acts[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings; CFI for fc */
+    struct stitch *st;          /* and their truncated stacks completed */
     struct fpcheck fc;          /* -g chains that stop in code without frame pointers */
     struct root_memo roots[ROOT_MEMO];
     const char *shown;          /* the input's name in messages */
@@ -163,6 +172,47 @@ static void call(struct run *x, const struct pd_sample *s, enum role role)
     modes__call(&x->m, s, key, thread_of(x, t), pframe_of(x, id));
 }
 
+/* The profile's stack for a sample's frames ids[0..n) (leaf first, room
+ * for two more): under a [truncated] root when they do not reach the
+ * root, below the mode's marker leaf if any, through the view. */
+static uint32_t profile_stack(struct run *x, uint32_t *ids, size_t n, int truncated,
+                              const char *marker)
+{
+    for (size_t i = 0; i < n; i++)
+        x->unknown += symbols__get(x->sy, ids[i])->unknown;
+    if (truncated)
+        ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
+    if (marker) {
+        memmove(ids + 1, ids, n * sizeof(*ids));
+        ids[0] = symbols__named(x->sy, marker, FRAME_ROOT);
+        n++;
+    }
+    x->frames += n;
+    x->samples++;
+    size_t m = view__apply(&x->o->view, x->sy, ids, n, x->kept);
+    for (size_t i = 0; i < m; i++)
+        x->root_first[i] = pframe_of(x, x->kept[m - 1 - i]);
+    return profile__stack(x->p, x->root_first, m);
+}
+
+/* What a plain sample that waits for its stack to be completed needs
+ * afterwards (stitch.h's payload). */
+struct late {
+    uint32_t thread;
+    uint64_t time;
+    uint64_t v[PROFILE_MAX_VALUES];
+};
+
+/* stitch_emit_fn: a sample that waited, with its final frames. */
+static void emit_late(void *arg, const void *payload, const uint32_t *ids, size_t n, int complete)
+{
+    struct run *x = arg;
+    struct late l;
+    memcpy(&l, payload, sizeof(l));
+    memcpy(x->late_ids, ids, n * sizeof(*ids));
+    profile__add(x->p, l.thread, profile_stack(x, x->late_ids, n, !complete, NULL), l.time, l.v);
+}
+
 static int sample(struct run *x, const struct pd_event *ev)
 {
     const struct pd_sample *s = &ev->u.sample;
@@ -198,12 +248,16 @@ static int sample(struct run *x, const struct pd_event *ev)
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     enum unwind_stop stop = UNWIND_COMPLETE;
     size_t n;
-    if (unwind_dwarf__wanted(&s->attr->attr)) {
+    int dwarf = unwind_dwarf__wanted(&s->attr->attr);
+    if (dwarf) {
         struct dwarf_ctx c = {x->sy, t->proc};
+        struct pd_sample cut = *s;  /* --dwarf-copy: what a smaller copy had held */
+        if (x->o->dwarf_copy && cut.stack_dyn_size > x->o->dwarf_copy)
+            cut.stack_dyn_size = x->o->dwarf_copy;
         if (!x->ud)
             x->ud = unwind_dwarf__new();
         /* one slot left for the [truncated] root */
-        n = unwind_dwarf__sample(x->ud, s, ev->misc, dwarf_lookup, &c, x->uf,
+        n = unwind_dwarf__sample(x->ud, &cut, ev->misc, dwarf_lookup, &c, x->uf,
                                  UNWIND_MAX_FRAMES - 1, &stop);
     } else {
         n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
@@ -214,7 +268,7 @@ static int sample(struct run *x, const struct pd_event *ev)
             fpcheck__sample(&x->fc, x->ud, dwarf_lookup, &c, x->uf, n);
         }
     }
-    size_t kept = 0;
+    size_t kept = 0, n_acts = 0;
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
         if (u->kernel && x->o->no_kernel)
@@ -228,23 +282,40 @@ static int sample(struct run *x, const struct pd_event *ev)
         /* With kernel addresses hidden, one [kernel] frame says it all. */
         if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
             continue;
-        x->unknown += symbols__get(x->sy, x->ids[kept++])->unknown;
+        if (u->activation)
+            x->acts[n_acts++] = (struct stitch_act){u->activation, u->addr, (uint32_t)kept};
+        kept++;
     }
     n = kept;
-    if (stop != UNWIND_COMPLETE)    /* what was unwound, under a root that says so */
-        x->ids[n++] = symbols__named(x->sy, "[truncated]", FRAME_ROOT);
-    char marker[64];
-    if (modes__marker(&x->m, s, marker, sizeof marker)) {
-        memmove(x->ids + 1, x->ids, n * sizeof(*x->ids));
-        x->ids[0] = symbols__named(x->sy, marker, FRAME_ROOT);
-        n++;
+    int truncated = stop != UNWIND_COMPLETE;
+    /* Complete and truncated DWARF stacks go through stitching: a plain
+     * sample may wait for a later one to complete it; the others (they
+     * open spans now) are only completed from earlier ones. */
+    if (dwarf && !x->o->no_stitch && (stop == UNWIND_COMPLETE || stop == UNWIND_TRUNCATED)) {
+        struct late l = {0, s->time, {0}};
+        int may_wait = role == ROLE_SAMPLE;
+        if (!x->st)
+            x->st = stitch__new(sizeof(l), STACK_MAX, emit_late, x);
+        if (may_wait) {
+            l.thread = thread_of(x, t);
+            modes__values(&x->m, s, l.v);
+        }
+        switch (stitch__sample(x->st, (uint64_t)s->pid << 32 | s->tid, x->ids, &n, x->acts,
+                               n_acts, !truncated, may_wait ? &l : NULL)) {
+        case STITCH_STITCHED:
+            truncated = 0;
+            break;
+        case STITCH_WAITING:
+            return 0;
+        case STITCH_COMPLETE:
+        case STITCH_TRUNCATED:
+            break;
+        }
     }
-    x->frames += n;
-    x->samples++;
-    size_t m = view__apply(&x->o->view, x->sy, x->ids, n, x->kept);
-    for (size_t i = 0; i < m; i++)
-        x->root_first[i] = pframe_of(x, x->kept[m - 1 - i]);
-    modes__sample(&x->m, s, thread_of(x, t), profile__stack(x->p, x->root_first, m));
+    char marker[64];
+    int marked = modes__marker(&x->m, s, marker, sizeof marker);
+    modes__sample(&x->m, s, thread_of(x, t),
+                  profile_stack(x, x->ids, n, truncated, marked ? marker : NULL));
     return 0;
 }
 
@@ -389,6 +460,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
         goto out;
     }
+    if (x->st)
+        stitch__finish(x->st);
     if (x->typed)
         modes__finish(&x->m);
     profile__finish(x->p);
@@ -401,6 +474,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
                 perf_reader__truncated(x->r) ? ", input truncated" : "");
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
+    if (o->verbose && x->st)
+        stitch__summary(x->st, stderr);
     /* Said without -v: such a profile is wrong, not just a little short. */
     double share;
     const struct dso *nofp = fpcheck__culprit(&x->fc, &share);
@@ -435,6 +510,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     x->p = NULL;
     ret = 0;
 out:
+    stitch__delete(x->st);
     unwind_dwarf__delete(x->ud);
     fpcheck__exit(&x->fc);
     modes__exit(&x->m);

@@ -18,6 +18,8 @@ struct pipeline_opts {
     struct view_opts view;
     enum root_kind root;        /* comm, comm-PID or comm-PID/TID */
     int no_kernel;              /* leave kernel frames out (before symbolizing them) */
+    int no_stitch;              /* leave truncated DWARF stacks as they are (stitch.h) */
+    uint64_t dwarf_copy;        /* unwind only this many bytes of each stack copy; 0: all */
     int mode;                   /* enum mode (modes.h); MODE_AUTO: from the events */
     const char *weight;         /* a value type's name; NULL: the mode's own */
     int keep_time;              /* keep samples in time order (speedscope) */

@@ -20,6 +20,8 @@ struct uframe {
     uint8_t kernel;         /* kernel (or hypervisor) code */
     uint8_t guest;          /* code of a virtual machine guest: not resolvable */
     uint8_t is_return;      /* a return address: symbolize addr - 1 */
+    uint64_t activation;    /* a pyperfmap trampoline's activation identity, read
+                             * from a DWARF stack copy (trampoline.h); 0: none */
 };
 
 /* Deepest stack kept; deeper chains keep their leaf end. */

@@ -84,7 +84,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     regs[IP_INDEX] = BASE + lib_size / 2;
     struct unwind_user user = {PERF_SAMPLE_REGS_ABI_64, REG_MASK, regs, NULL, 0};
     unsigned n;
-    (void)unwind_dwarf__walk(u, &user, lookup, NULL, ips, 4, &n);
+    (void)unwind_dwarf__walk(u, &user, lookup, NULL, ips, NULL, 4, &n);
     return 0;
 }
 
@@ -117,8 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                (const uint8_t *)stack, stack_size};
     if (flags & 16)         /* a register mask missing some */
         user.mask &= ~((uint64_t)pick << 8 & 0xfffff);
-    uint64_t ips[128];
+    uint64_t ips[128], acts[128];
     unsigned n;
-    (void)unwind_dwarf__walk(u, &user, lookup, NULL, ips, 128, &n);
+    (void)unwind_dwarf__walk(u, &user, lookup, NULL, ips, acts, 128, &n);
     return 0;
 }

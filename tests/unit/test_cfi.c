@@ -108,30 +108,30 @@ static void walk(void)
                             sizeof(stack)};
     struct unwind_dwarf *ud = unwind_dwarf__new();
     unsigned n;
-    enum unwind_stop stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    enum unwind_stop stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n);
     CHECK(stop == UNWIND_COMPLETE);
     CHECK(n == 4);
     CHECK(ips[0] == addr(t_plain_pc) && ips[1] == addr(t_rbp_ret));
     CHECK(ips[2] == addr(t_expr_ret) && ips[3] == addr(t_root_ret));
     /* The stack copy ends before t_expr's return address: truncated. */
     u.stack_size = 48;
-    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n);
     CHECK(stop == UNWIND_TRUNCATED && n == 3);
     /* Room for two frames only. */
     u.stack_size = sizeof(stack);
-    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 2, &n) == UNWIND_DEPTH && n == 2);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 2, &n) == UNWIND_DEPTH && n == 2);
     /* A saved rbp below the frame: the caller's stack pointer would not climb. */
     put(stack, S + 0, S - 64);
-    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n);
     CHECK(stop == UNWIND_BAD_FRAME || stop == UNWIND_TRUNCATED);
     CHECK(n == 2);
     /* An expression branching outside itself. */
     regs[IP] = addr(t_bad_pc);
-    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n);
+    stop = unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n);
     CHECK(stop == UNWIND_BAD_FRAME && n == 1);
     /* No stack pointer among the registers. */
     u.mask = MASK & ~(1ull << SP);
-    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, 8, &n) == UNWIND_NO_REGS);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n) == UNWIND_NO_REGS);
     unwind_dwarf__delete(ud);
 }
 

@@ -1,0 +1,239 @@
+/*
+ * stitch.c - truncated DWARF stacks completed through exact activation
+ * matches (see stitch.h for the reasoning).
+ */
+#include "stitch.h"
+
+#include "idmap.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A stack and the activations in it, both leaf first. */
+struct chain {
+    u32 *ids;
+    size_t n, cap_ids;
+    struct stitch_act *acts;
+    size_t n_acts, cap_acts;
+};
+
+struct tstate {
+    struct chain last;          /* the thread's last complete stack */
+    /* Truncated samples waiting for the next complete stack: a ring of
+     * STITCH_MAX_PENDING slots, oldest at head; slot buffers are reused. */
+    struct chain pend[STITCH_MAX_PENDING];
+    unsigned char *payloads;    /* STITCH_MAX_PENDING * payload_size */
+    size_t head, n_pend;
+};
+
+struct stitch {
+    size_t payload_size, max_frames;
+    stitch_emit_fn emit;
+    void *ctx;
+    struct idmap threads;       /* thread key -> struct tstate */
+    struct chain tmp;           /* a stack being completed from earlier */
+    struct stitch_counts counts;
+};
+
+struct stitch *stitch__new(size_t payload_size, size_t max_frames, stitch_emit_fn emit, void *ctx)
+{
+    struct stitch *st = xcalloc(1, sizeof(*st));
+    st->payload_size = payload_size;
+    st->max_frames = max_frames;
+    st->emit = emit;
+    st->ctx = ctx;
+    idmap__init(&st->threads);
+    return st;
+}
+
+static void chain_free(struct chain *c)
+{
+    free(c->ids);
+    free(c->acts);
+}
+
+void stitch__delete(struct stitch *st)
+{
+    if (!st)
+        return;
+    void *v;
+    for (size_t i = 0; idmap__next(&st->threads, &i, &v);) {
+        struct tstate *t = v;
+        chain_free(&t->last);
+        for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
+            chain_free(&t->pend[k]);
+        free(t->payloads);
+        free(t);
+    }
+    idmap__exit(&st->threads);
+    chain_free(&st->tmp);
+    free(st);
+}
+
+static void chain_set(struct chain *c, const u32 *ids, size_t n, const struct stitch_act *acts,
+                      size_t n_acts)
+{
+    GROW(c->ids, c->cap_ids, n);
+    GROW(c->acts, c->cap_acts, n_acts);
+    if (n)
+        memcpy(c->ids, ids, n * sizeof(*ids));
+    if (n_acts)
+        memcpy(c->acts, acts, n_acts * sizeof(*acts));
+    c->n = n;
+    c->n_acts = n_acts;
+}
+
+/* The index in c's activations of the one equal to a (same identity, same
+ * trampoline), or -1.  Stacks hold tens to hundreds of activations, and a
+ * match is looked up once per truncated sample: a scan is enough. */
+static long find(const struct chain *c, const struct stitch_act *a)
+{
+    for (size_t i = c->n_acts; i-- > 0;)
+        if (c->acts[i].id == a->id && c->acts[i].addr == a->addr)
+            return (long)i;
+    return -1;
+}
+
+/*
+ * dst = the frames of src up to and including its outermost activation,
+ * then those of `from` outward of the same activation (its k-th); the
+ * activations likewise.  dst may be src.  -1 (dst unchanged) when the
+ * result would be longer than max_frames.
+ */
+static int join(struct stitch *st, struct chain *dst, const struct chain *src,
+                const struct chain *from, size_t k)
+{
+    /* by value: growing dst moves src's arrays when they are the same */
+    size_t pos = src->acts[src->n_acts - 1].pos, src_acts = src->n_acts;
+    size_t fpos = from->acts[k].pos;
+    size_t n = pos + 1 + (from->n - fpos - 1), n_acts = src_acts + (from->n_acts - k - 1);
+    if (n > st->max_frames)
+        return -1;
+    if (dst != src)
+        chain_set(dst, src->ids, pos + 1, src->acts, src_acts);
+    GROW(dst->ids, dst->cap_ids, n);
+    GROW(dst->acts, dst->cap_acts, n_acts);
+    memcpy(dst->ids + pos + 1, from->ids + fpos + 1, (from->n - fpos - 1) * sizeof(u32));
+    for (size_t i = k + 1; i < from->n_acts; i++) {
+        struct stitch_act b = from->acts[i];
+        b.pos = (uint32_t)(b.pos - fpos + pos);
+        dst->acts[src_acts + (i - k - 1)] = b;
+    }
+    dst->n = n;
+    dst->n_acts = n_acts;
+    return 0;
+}
+
+/* Whether c's outermost activation is in `from`, and if so c completed
+ * from it into dst. */
+static int complete_from(struct stitch *st, struct chain *dst, const struct chain *c,
+                         const struct chain *from)
+{
+    long k = c->n_acts ? find(from, &c->acts[c->n_acts - 1]) : -1;
+    return k >= 0 && join(st, dst, c, from, (size_t)k) == 0;
+}
+
+/* A complete stack of t, newer than all its waiting samples, settles them
+ * (see stitch.h): newest first, each completed one standing for the
+ * complete stack the older ones are matched against. */
+static void settle(struct stitch *st, struct tstate *t, const struct chain *complete)
+{
+    const struct chain *from = complete;
+    while (t->n_pend) {
+        size_t slot = (t->head + --t->n_pend) % STITCH_MAX_PENDING;
+        struct chain *p = &t->pend[slot];
+        int done = from && complete_from(st, p, p, from);
+        if (done) {
+            st->counts.from_later++;
+            from = p;
+        }
+        st->emit(st->ctx, t->payloads + slot * st->payload_size, p->ids, p->n, done);
+    }
+    t->head = 0;
+}
+
+static struct tstate *thread_state(struct stitch *st, uint64_t key)
+{
+    struct tstate *t = idmap__get(&st->threads, key);
+    if (!t) {
+        t = xcalloc(1, sizeof(*t));
+        t->payloads = xmalloc(STITCH_MAX_PENDING * (st->payload_size ? st->payload_size : 1));
+        idmap__put(&st->threads, key, t);
+    }
+    return t;
+}
+
+/* Keeps a truncated sample until the next complete stack of t; a full
+ * ring first gives up on its oldest. */
+static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, size_t n,
+                         const struct stitch_act *acts, size_t n_acts, const void *payload)
+{
+    if (t->n_pend == STITCH_MAX_PENDING) {
+        struct chain *old = &t->pend[t->head];
+        st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, 0);
+        t->head = (t->head + 1) % STITCH_MAX_PENDING;
+        t->n_pend--;
+    }
+    size_t slot = (t->head + t->n_pend++) % STITCH_MAX_PENDING;
+    chain_set(&t->pend[slot], ids, n, acts, n_acts);
+    memcpy(t->payloads + slot * st->payload_size, payload, st->payload_size);
+}
+
+enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *ids, size_t *n,
+                                  const struct stitch_act *acts, size_t n_acts, int complete,
+                                  const void *payload)
+{
+    struct tstate *t = idmap__get(&st->threads, thread);
+    if (complete) {
+        /* A thread without Python activations needs no state until it
+         * has some; one that had them must forget them now. */
+        if (!t && !n_acts)
+            return STITCH_COMPLETE;
+        t = t ? t : thread_state(st, thread);
+        chain_set(&t->last, ids, *n, acts, n_acts);
+        settle(st, t, &t->last);
+        return STITCH_COMPLETE;
+    }
+    st->counts.truncated++;
+    if (!n_acts)
+        return STITCH_TRUNCATED;    /* nothing to match, ever */
+    struct chain c = {ids, *n, *n, (struct stitch_act *)acts, n_acts, n_acts};
+    if (t && complete_from(st, &st->tmp, &c, &t->last)) {
+        st->counts.from_earlier++;
+        settle(st, t, &st->tmp);
+        /* the completed stack is now the thread's last complete one */
+        struct chain old = t->last;
+        t->last = st->tmp;
+        st->tmp = old;
+        memcpy(ids, t->last.ids, t->last.n * sizeof(*ids));
+        *n = t->last.n;
+        return STITCH_STITCHED;
+    }
+    if (!payload)
+        return STITCH_TRUNCATED;
+    keep_waiting(st, t ? t : thread_state(st, thread), ids, *n, acts, n_acts, payload);
+    return STITCH_WAITING;
+}
+
+void stitch__finish(struct stitch *st)
+{
+    void *v;
+    for (size_t i = 0; idmap__next(&st->threads, &i, &v);)
+        settle(st, v, NULL);
+}
+
+struct stitch_counts stitch__counts(const struct stitch *st)
+{
+    return st->counts;
+}
+
+void stitch__summary(const struct stitch *st, FILE *f)
+{
+    const struct stitch_counts *c = &st->counts;
+    fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
+            "through an activation of their thread (%" PRIu64 " from an earlier sample, %" PRIu64
+            " from a later one)\n", c->from_earlier + c->from_later, c->truncated, c->from_earlier,
+            c->from_later);
+}

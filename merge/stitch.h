@@ -1,0 +1,110 @@
+/*
+ * stitch.h - complete a DWARF stack that the stack copy cut off, from
+ * another sample of the same thread that went through the same call.
+ *
+ * `perf record --call-graph dwarf,SIZE` copies SIZE bytes of the user stack
+ * from the stack pointer up; a deeper stack unwinds only part of the way
+ * and ends `[truncated]`.  Every pyperfmap trampoline keeps a number in its
+ * frame that no other call of the process had (its activation identity,
+ * libpyperfmap/trampoline.h), so when two samples of one thread show the
+ * same trampoline with the same number, they were taken inside the same
+ * call, and all frames outward of it (its callers) are the same in both.
+ * A truncated sample whose outermost activation appears in a sample that
+ * reaches the root takes that sample's frames outward of the activation.
+ * Only that exact match stitches: there is no guessing by names.
+ *
+ * WHICH SAMPLE COMPLETES WHICH
+ *   Activations nest: while a call runs, so do all its callers.  So the
+ *   last complete stack of a thread holds every activation still running
+ *   that an earlier complete stack held, and an activation of a truncated
+ *   sample that the next complete stack does not hold has returned and
+ *   will never be seen again.  Hence per thread:
+ *   - a truncated sample is completed from the thread's last complete
+ *     stack when that holds its outermost activation ("from earlier");
+ *   - otherwise it waits, with the others since that stack, until the next
+ *     complete stack of its thread, which either holds the activation (it
+ *     is completed from it, "from later") or proves that it never will be
+ *     (it stays truncated).  Waiting samples are settled newest first, and
+ *     each one completed is the stack the older ones are matched against.
+ *   A stitched stack is complete, so it completes others in turn: chains
+ *   of samples, each reaching further out, complete the deepest ones.
+ *
+ * BOUNDED MEMORY
+ *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
+ *   waiting samples (a longer wait gives up on the oldest, which stays
+ *   truncated); each holds its frame ids, activations and payload.  So the
+ *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
+ *   thread that ever had a truncated stack with an activation.
+ *
+ * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
+ * leaf first.  A sample that cannot wait (its caller must account it now)
+ * is only completed from earlier.  Samples of a thread must come in time
+ * order (perf.data's are, through pdqueue).
+ */
+#ifndef PYMERGE_STITCH_H
+#define PYMERGE_STITCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define STITCH_MAX_PENDING 64
+
+/* A trampoline frame of a stack and its activation identity. */
+struct stitch_act {
+    uint64_t id;            /* the identity read from its frame (never 0) */
+    uint64_t addr;          /* the frame's address: the same trampoline has the same */
+    uint32_t pos;           /* its index in the stack, leaf first */
+};
+
+/*
+ * A waiting sample, settled: payload as given to stitch__sample, its frames
+ * (leaf first), and whether they now reach the root (complete) or are still
+ * the truncated ones.  ids is only valid during the call.
+ */
+typedef void (*stitch_emit_fn)(void *ctx, const void *payload, const uint32_t *ids, size_t n,
+                               int complete);
+
+struct stitch;
+
+/* payload_size: bytes kept per waiting sample; max_frames: the longest
+ * stack (a stitch that would be longer is not made).  Never NULL.
+ * __delete accepts NULL; call stitch__finish first to settle waiting
+ * samples. */
+struct stitch *stitch__new(size_t payload_size, size_t max_frames, stitch_emit_fn emit, void *ctx);
+void stitch__delete(struct stitch *st);
+
+enum stitch_result {
+    STITCH_COMPLETE,        /* it reached the root by itself */
+    STITCH_STITCHED,        /* completed from an earlier sample: ids and *n rewritten */
+    STITCH_WAITING,         /* kept: emit gets it later; account nothing now */
+    STITCH_TRUNCATED,       /* stays as it is */
+};
+
+/*
+ * One sample's stack of thread `thread` (any unique key, e.g. pid << 32 |
+ * tid): ids[0..*n) leaf first, with room for max_frames; acts its
+ * activations, leaf first; complete: the unwind reached the root.
+ * payload: for a truncated sample that may wait, what emit gets back;
+ * NULL when the caller must account the sample now.  Settling waiting
+ * samples calls emit (for this thread's, before this returns).
+ */
+enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *ids, size_t *n,
+                                  const struct stitch_act *acts, size_t n_acts, int complete,
+                                  const void *payload);
+
+/* The end of the input: every waiting sample is emitted, truncated. */
+void stitch__finish(struct stitch *st);
+
+/* For -v: how many truncated stacks were completed, from earlier and later
+ * samples. */
+void stitch__summary(const struct stitch *st, FILE *f);
+
+/* The counts behind the summary. */
+struct stitch_counts {
+    uint64_t truncated;     /* truncated samples offered */
+    uint64_t from_earlier, from_later;
+};
+struct stitch_counts stitch__counts(const struct stitch *st);
+
+#endif /* PYMERGE_STITCH_H */

@@ -1,0 +1,184 @@
+/*
+ * test_stitch.c - stitch.c on hand-made stacks: completion from earlier
+ * and later samples, chains, the exact-match rule, giving up, the bounds.
+ *
+ * A stack is written root first as a string of one-letter frames, upper
+ * case for trampoline frames; a trampoline's activation identity is given
+ * per letter, so "the same call" is spelled by the same letter and number.
+ */
+#include "check.h"
+#include "stitch.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define MAXF 64
+
+/* What emit was given, in order. */
+static struct {
+    int payload;
+    char stack[MAXF + 1];       /* root first, as written */
+    int complete;
+} got[200];
+static int n_got;
+
+static void emit(void *ctx, const void *payload, const uint32_t *ids, size_t n, int complete)
+{
+    (void)ctx;
+    CHECK(n_got < 200 && n <= MAXF);
+    memcpy(&got[n_got].payload, payload, sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        got[n_got].stack[n - 1 - i] = (char)ids[i];
+    got[n_got].stack[n] = 0;
+    got[n_got++].complete = complete;
+}
+
+struct sample {
+    uint32_t ids[MAXF];
+    size_t n;
+    struct stitch_act acts[MAXF];
+    size_t n_acts;
+};
+
+/* frames: root first; ids: the activation of each upper-case letter, in
+ * the same order (0: a trampoline caught before it stored one). */
+static struct sample make(const char *frames, const uint64_t *act_ids)
+{
+    struct sample s = {{0}, strlen(frames), {{0, 0, 0}}, 0};
+    size_t k = 0, n_upper = 0;
+    for (size_t i = 0; frames[i]; i++)
+        n_upper += frames[i] >= 'A' && frames[i] <= 'Z';
+    k = n_upper;
+    for (size_t i = 0; i < s.n; i++) {     /* leaf first */
+        char c = frames[s.n - 1 - i];
+        s.ids[i] = (uint32_t)c;
+        if (c >= 'A' && c <= 'Z' && act_ids[--k])
+            s.acts[s.n_acts++] = (struct stitch_act){act_ids[k], 0x1000u + (uint64_t)c * 16, (uint32_t)i};
+    }
+    return s;
+}
+
+static char text[MAXF + 1];
+
+static const char *as_text(const struct sample *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        text[s->n - 1 - i] = (char)s->ids[i];
+    text[s->n] = 0;
+    return text;
+}
+
+static enum stitch_result offer(struct stitch *st, uint64_t thread, struct sample *s, int complete,
+                                int payload)
+{
+    return stitch__sample(st, thread, s->ids, &s->n, s->acts, s->n_acts, complete,
+                          payload ? &payload : NULL);
+}
+
+int main(void)
+{
+    struct stitch *st = stitch__new(sizeof(int), MAXF, emit, NULL);
+    struct sample s;
+
+    /* From earlier: the last complete stack holds the truncated sample's
+     * outermost activation (B, call 2): the frames outward of it come
+     * from there; the truncated sample's own frames above B are dropped. */
+    s = make("rmAxByz", (uint64_t[]){1, 2});
+    CHECK(offer(st, 1, &s, 1, 0) == STITCH_COMPLETE);
+    s = make("xByCpq", (uint64_t[]){2, 3});
+    CHECK(offer(st, 1, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rmAxByCpq"));
+    /* ...and the completed stack completes the next one in turn (a chain):
+     * C (call 3) is only in the stitched stack. */
+    s = make("yCpDd", (uint64_t[]){3, 4});
+    CHECK(offer(st, 1, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rmAxByCpDd"));
+
+    /* Exactness: the same trampoline in another call (C, call 5), or the
+     * same number in another trampoline, or another thread, never match. */
+    s = make("yCpq", (uint64_t[]){5});
+    CHECK(offer(st, 1, &s, 0, 0) == STITCH_TRUNCATED);
+    s = make("yEpq", (uint64_t[]){3});
+    CHECK(offer(st, 1, &s, 0, 0) == STITCH_TRUNCATED);
+    s = make("yCpq", (uint64_t[]){3});
+    CHECK(offer(st, 2, &s, 0, 0) == STITCH_TRUNCATED);
+    /* A sample with no activation (none stored yet) has nothing to match. */
+    s = make("yCpq", (uint64_t[]){0});
+    CHECK(offer(st, 1, &s, 0, 7) == STITCH_TRUNCATED);
+    CHECK(n_got == 0);
+
+    /* From later, with a chain: two samples wait, the newer one reaching
+     * further out (call 20) than the older one (call 21, which the newer
+     * one holds).  The next complete stack holds 20 but not 21 (it has
+     * returned): the newer is completed from it, then the older from the
+     * newer, which is settled first for that reason. */
+    s = make("vGwHh", (uint64_t[]){21, 22});
+    CHECK(offer(st, 4, &s, 0, 201) == STITCH_WAITING);
+    s = make("uFvGw", (uint64_t[]){20, 21});
+    CHECK(offer(st, 4, &s, 0, 202) == STITCH_WAITING);
+    s = make("rKuFx", (uint64_t[]){19, 20});
+    CHECK(offer(st, 4, &s, 1, 0) == STITCH_COMPLETE);
+    CHECK(n_got == 2);
+    CHECK(got[0].payload == 202 && got[0].complete && !strcmp(got[0].stack, "rKuFvGw"));
+    CHECK(got[1].payload == 201 && got[1].complete && !strcmp(got[1].stack, "rKuFvGwHh"));
+    struct stitch_counts c = stitch__counts(st);
+    CHECK(c.from_earlier == 2 && c.from_later == 2 && c.truncated == 8);
+
+    /* A truncated sample completed from earlier also settles those that
+     * wait: P (call 32) waits, then one through call 31 is completed from
+     * the last complete stack, and holds 32. */
+    n_got = 0;
+    s = make("rLa", (uint64_t[]){30});
+    CHECK(offer(st, 5, &s, 1, 0) == STITCH_COMPLETE);
+    s = make("MbNc", (uint64_t[]){31, 32});
+    CHECK(offer(st, 5, &s, 0, 301) == STITCH_WAITING);   /* 31 is not in "rLa" */
+    s = make("LaMbNdd", (uint64_t[]){30, 31, 32});
+    CHECK(offer(st, 5, &s, 0, 302) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rLaMbNdd"));
+    CHECK(n_got == 1 && got[0].payload == 301 && got[0].complete && !strcmp(got[0].stack, "rLaMbNc"));
+
+    /* A waiting sample that grows past its buffers when completed (twenty
+     * activations outward of its own two). */
+    n_got = 0;
+    s = make("AzAw", (uint64_t[]){60, 61});
+    CHECK(offer(st, 9, &s, 0, 501) == STITCH_WAITING);
+    uint64_t twenty[20];
+    for (int i = 0; i < 20; i++)
+        twenty[i] = 41 + (uint64_t)i;
+    s = make("rAAAAAAAAAAAAAAAAAAAA", twenty);
+    CHECK(offer(st, 9, &s, 1, 0) == STITCH_COMPLETE);
+    CHECK(n_got == 1 && got[0].complete && !strcmp(got[0].stack, "rAAAAAAAAAAAAAAAAAAAAzAw"));
+
+    /* Giving up: a complete stack without the waiting sample's activation
+     * means that call returned; the sample stays as it was. */
+    n_got = 0;
+    s = make("xPy", (uint64_t[]){40});
+    CHECK(offer(st, 6, &s, 0, 401) == STITCH_WAITING);
+    s = make("rQz", (uint64_t[]){41});
+    CHECK(offer(st, 6, &s, 1, 0) == STITCH_COMPLETE);
+    CHECK(n_got == 1 && got[0].payload == 401 && !got[0].complete && !strcmp(got[0].stack, "xPy"));
+    /* ...and so does one that would be longer than max_frames. */
+    n_got = 0;
+    char longer[MAXF + 1];
+    memset(longer, 'r', MAXF - 2);
+    strcpy(longer + MAXF - 2, "Qz");
+    s = make(longer, (uint64_t[]){42});
+    CHECK(offer(st, 7, &s, 1, 0) == STITCH_COMPLETE);
+    s = make("zQyy", (uint64_t[]){42});
+    CHECK(offer(st, 7, &s, 0, 0) == STITCH_TRUNCATED && s.n == 4);
+
+    /* The bound: the oldest waiting sample gives up when one more comes. */
+    n_got = 0;
+    for (int i = 0; i < STITCH_MAX_PENDING + 1; i++) {
+        s = make("xSy", (uint64_t[]){100 + (uint64_t)i});
+        CHECK(offer(st, 8, &s, 0, 1000 + i) == STITCH_WAITING);
+    }
+    CHECK(n_got == 1 && got[0].payload == 1000 && !got[0].complete);
+    /* The end: all that still wait are given as they are. */
+    stitch__finish(st);
+    CHECK(n_got == 1 + STITCH_MAX_PENDING);
+    for (int i = 1; i < n_got; i++)
+        CHECK(!got[i].complete && got[i].payload > 1000);
+    stitch__delete(st);
+    return 0;
+}
