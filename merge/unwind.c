@@ -44,7 +44,12 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
                 mode = PERF_RECORD_MISC_GUEST_USER;
                 break;
             default:
-                return n;               /* a corrupt chain: keep what came before */
+                /* Not a context: a corrupt chain (the kernel's walk of a
+                 * user stack can store a stray word such as -1). perf
+                 * discards the whole chain, kernel part too, and so do we:
+                 * keeping the frames before it made `pymerge` and `perf
+                 * script` disagree on such samples. */
+                return 0;
             }
             first = 1;
             continue;

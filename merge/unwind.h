@@ -28,7 +28,9 @@ struct uframe {
 #define UNWIND_MAX_FRAMES 1024
 
 /* The sample's frames from its callchain (or its ip without one), leaf
- * first; misc is the sample record's header.misc.  Returns the count. */
+ * first; misc is the sample record's header.misc.  Returns the count: 0
+ * for a corrupt chain (an entry above PERF_CONTEXT_MAX that names no
+ * context), which perf discards whole. */
 size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, size_t max);
 
 #endif
