@@ -14,9 +14,12 @@ adds time, so the minimum is the estimate that noise disturbs least.
 
 --baseline DIR adds a fifth mode, the pyperfmap of another build tree (say,
 the commit before a change to the hook), interleaved with the others, and a
-last column: this build's pyperfmap against it.
+last column: this build's pyperfmap against it.  On a loaded VM timing
+cannot resolve a 1% change; --instructions with --baseline counts instead
+(valgrind's callgrind, as bench_usdt.py --instructions does): instructions
+per Python call of a recursive fib under each build's pyperfmap.
 
-usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [--baseline DIR] [PYTHON...]
+usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [--baseline DIR [--instructions]] [PYTHON...]
 """
 import argparse
 import glob
@@ -42,10 +45,25 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     ap.add_argument("--baseline", help="another build tree whose pyperfmap to compare with")
+    ap.add_argument("--instructions", action="store_true",
+                    help="with --baseline: count instructions per call (valgrind) instead of timing")
     ap.add_argument("pythons", nargs="*")
     a = ap.parse_args()
     pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]") + glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9][0-9]"),
                                   key=lambda p: int(p.rsplit(".", 1)[1]))
+    if a.instructions:
+        if not a.baseline:
+            ap.error("--instructions compares with --baseline DIR")
+        import bench_usdt  # its valgrind counter; this folder is on sys.path
+        print("| CPython | workload | instructions per call, baseline | this build | difference |")
+        print("|---|---|---|---|---|")
+        for py in pythons:
+            ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+            if tuple(map(int, ver.split("."))) < (3, 8):
+                continue
+            bench_usdt.count(py, bench_usdt.extension(a.build, py), bench_usdt.extension(a.baseline, py), ver)
+        return
     # A fixed hash seed: string hashing changes dict layouts, and so timings,
     # from one process to the next.
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(a.build), "libpyperfmap"),

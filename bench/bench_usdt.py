@@ -81,7 +81,8 @@ def instructions(py, so, n):
 
 
 def count(py, w, wo, ver):
-    """Instructions per Python call with and without the probes."""
+    """Instructions per Python call under two builds' pyperfmap: w, the
+    one measured (with the probes), and wo, its reference."""
     n = 25
     per = {}
     for name, so in (("without", wo), ("with", w)):
