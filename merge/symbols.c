@@ -7,6 +7,7 @@
  * ';' becomes ':', argument lists are cut, quotes dropped.
  */
 #include "symbols.h"
+#include "container.h"
 #include "elfsyms.h"
 #include "idmap.h"
 #include "intern.h"
@@ -385,28 +386,43 @@ static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
     return &sy->dsos[d->id];
 }
 
+/* Loads path as ds's perf map; returns 0, or -1 (a file owned by another
+ * user is refused, and said so). */
+static int try_perfmap(struct dso_syms *ds, const char *path)
+{
+    struct stat st;
+    if (perfmap__load(&ds->map, path) == 0) {
+        free(ds->map_path);
+        ds->map_path = xstrdup(path);
+        ds->map_size = stat(path, &st) == 0 ? st.st_size : 0;
+        return 0;
+    }
+    if (errno == EPERM)
+        warnx_("%s: not owned by this user or root; ignored", path);
+    return -1;
+}
+
 /* perf-PID.map: next to perf.data first (a recording folder may carry its
- * maps), then --map-dir, then /tmp. */
+ * maps), then --map-dir, then, for a live process in a container, its own
+ * /tmp by its PID there, then /tmp (perf's order for the last two). */
 static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
 {
-    const char *dirs[] = {sy->opts.data_dir, sy->opts.map_dir, "/tmp"};
+    const char *dirs[] = {sy->opts.data_dir, sy->opts.map_dir};
     const uint32_t pids[] = {d->perfmap_pid, d->perfmap_fallback};
     char path[4200];
     for (size_t k = 0; k < 2 && pids[k]; k++) {
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < 2; i++) {
             if (!dirs[i])
                 continue;
             snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], pids[k]);
-            struct stat st;
-            if (perfmap__load(&ds->map, path) == 0) {
-                free(ds->map_path);
-                ds->map_path = xstrdup(path);
-                ds->map_size = stat(path, &st) == 0 ? st.st_size : 0;
+            if (try_perfmap(ds, path) == 0)
                 return 0;
-            }
-            if (errno == EPERM)
-                warnx_("%s: not owned by this user or root; ignored", path);
         }
+        if (container__perfmap_path(pids[k], path, sizeof(path)) == 0 && try_perfmap(ds, path) == 0)
+            return 0;
+        snprintf(path, sizeof(path), "/tmp/perf-%u.map", pids[k]);
+        if (try_perfmap(ds, path) == 0)
+            return 0;
     }
     return -1;
 }
