@@ -1,7 +1,6 @@
 """Python programs as they really run (issue 10): any command under
 pyperf-record (console scripts, python -c/-m/SCRIPT), every kind of child
-process, a process in its own namespaces (a container), and pip install
-into a fresh venv.
+process, and pip install into a fresh venv (containers: test_containers.py).
 
 Run by /usr/bin/python3 (meson test suite "commands") with PYPERF_SCRIPTS,
 PYPERFMAP_PATH (the build's importable package folder), MESON_BUILD_ROOT,
@@ -12,12 +11,10 @@ import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 import unittest
 
 SCRIPTS = os.environ["PYPERF_SCRIPTS"]
@@ -234,48 +231,6 @@ class Children(Scratch):
 
 
 @unittest.skipUnless(os.geteuid() == 0, "namespaces need root")
-class Container(Scratch):
-    def test_attach_to_a_process_in_its_own_namespaces(self):
-        """PID 1 of a PID and mount namespace with a private /tmp writes
-        /tmp/perf-1.map there; pyperf-record -p HOSTPID finds it through
-        /proc/PID/root, saves it under the host PID, and pymerge names the
-        functions."""
-        # -c: the scratch folder is in the /tmp the namespace hides
-        code = "def spin_in_container():\n    while True:\n        sum(range(10000))\nspin_in_container()"
-        # The build may itself be under /tmp (a CI clone): the namespace's
-        # own /tmp would hide it, so it is bound at /mnt first (the mount
-        # namespace is private: the host's /mnt is untouched).
-        inner = ('mount --bind "$1" /mnt && mount -t tmpfs tmpfs /tmp && '
-                 'exec env PYPERFMAP=1 PYTHONPATH=/mnt/pyperfmap/hook:/mnt "$2" -c "$3"')
-        # --kill-child: the namespace's init gets SIGKILL when unshare dies
-        box = subprocess.Popen(["unshare", "--fork", "--kill-child", "--pid", "--mount-proc", "--mount",
-                                "sh", "-c", inner, "sh", PYPATH, PYTHON, code])
-        try:
-            children = "/proc/%d/task/%d/children" % (box.pid, box.pid)
-            pid, deadline = None, time.monotonic() + 60
-            while time.monotonic() < deadline and box.poll() is None:  # its PID 1 and map
-                with open(children) as f:
-                    kids = f.read().split()
-                if kids and os.path.exists("/proc/%s/root/tmp/perf-1.map" % kids[0]) \
-                        and os.path.realpath("/proc/%s/exe" % kids[0]) == os.path.realpath(PYTHON):
-                    pid = int(kids[0])
-                    break
-                time.sleep(0.1)
-            self.assertIsNotNone(pid, "the contained python never wrote its map")
-            out = os.path.join(self.dir, "rec")
-            r = run([RECORD, "-o", out, "-p", str(pid), "--duration", "2"])
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(os.path.join(out, "perf-%d.map" % pid)) as f:
-                self.assertIn("py::spin_in_container:", f.read())
-            self.assertIn("spin_in_container (<string>)", self.python_view(out))
-        finally:
-            # PID 1 of a namespace ignores SIGTERM: SIGKILL, and a bounded wait.
-            if pid:
-                os.kill(pid, signal.SIGKILL)
-            box.kill()
-            box.wait(timeout=60)
-
-
 class Pip(Scratch):
     def test_pip_install_into_a_venv(self):
         """pip install . into a fresh venv of /usr/bin/python3: extension,

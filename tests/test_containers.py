@@ -1,0 +1,195 @@
+"""A program in PID and mount namespaces of its own, as in a container
+(issue 10, item 4): it names its perf map by its PID there (perf-1.map for
+the namespace's init), in its own /tmp (a private tmpfs here).  Its Python
+functions must be named when it is recorded from the host by
+pyperf-record -p HOSTPID (started with pyperfmap, or attached to), when
+pyperf-record runs it through unshare, and when perf record -a recorded it
+and pymerge reads the map through /proc/PID/root while it still runs.
+
+Run by /usr/bin/python3 (meson test suite "containers") as root, with
+PYPERF_SCRIPTS, PYPERFMAP_PATH (the build's importable package folder),
+TEST_PYTHONS and pymerge on PATH.  Needs unshare (util-linux) and gdb.
+
+Each program is PID 1 of its namespace, which ignores SIGTERM: it is ended
+with SIGKILL (its whole process group, and unshare --kill-child), and it
+ends itself after DEADLINE seconds should all of that fail.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+SCRIPTS = os.environ["PYPERF_SCRIPTS"]
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYPATH = os.environ["PYPERFMAP_PATH"]
+PYTHON = [p for p in os.environ["TEST_PYTHONS"].split(":") if p and "-fp" not in p][-1]
+TIMEOUT = 300   # for any one command: a bound, never reached when things work
+DEADLINE = 120  # seconds a contained program runs at most
+MIN_SHARE = 0.9
+
+# Prints "ready" once it runs, then works in two named functions until its
+# time (argv[1] seconds) is up.
+APP = """
+import sys, time
+
+def leaf_work(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+def mid_work(n):
+    return sum(leaf_work(50) for _ in range(n))
+
+print("ready", flush=True)
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    mid_work(100)
+    leaf_work(5000)
+"""
+KNOWN = ("leaf_work (app.py)", "mid_work (app.py)")
+
+# The namespace's init: the build (which a CI clone may keep under /tmp) is
+# bound at /mnt before a tmpfs hides the host's /tmp; the mount namespace is
+# private, so the host's /mnt is untouched.
+BOX = ["unshare", "--fork", "--kill-child", "--pid", "--mount", "--mount-proc", "sh", "-c",
+       'mount --bind "$1" /mnt && mount -t tmpfs tmpfs /tmp && shift && exec "$@"', "sh", PYPATH]
+
+
+def shares(folded, pid=None):
+    """(weight of the samples of the app's processes, the share holding one of
+    its known functions) in pymerge --pid --view python output; the app's
+    processes are pid, or every python process."""
+    total = known = 0
+    for line in folded.splitlines():
+        stack, _, weight = line.rpartition(" ")
+        root = stack.split(";")[0]
+        comm, _, p = root.rpartition("-")
+        if (pid and p != str(pid)) or (not pid and not comm.startswith("python")):
+            continue
+        total += int(weight)
+        known += int(weight) if any(k in stack for k in KNOWN) else 0
+    return total, known / total if total else 0
+
+
+class Containers(unittest.TestCase):
+    def setUp(self):
+        # Not under /tmp: the contained program has a /tmp of its own.
+        self.dir = tempfile.mkdtemp(prefix="pyperf-containers-", dir="/var/tmp")
+        os.chmod(self.dir, 0o755)
+        self.app = os.path.join(self.dir, "app.py")
+        with open(self.app, "w") as f:
+            f.write(textwrap.dedent(APP).lstrip())
+        self.groups = []
+        self.host_map = os.path.exists("/tmp/perf-1.map")
+
+    def tearDown(self):
+        for g in self.groups:
+            try:
+                os.killpg(g.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            g.wait(timeout=TIMEOUT)
+            if g.stdout:
+                g.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        # what the unshare case without a private /tmp left in the host's
+        if not self.host_map and os.path.exists("/tmp/perf-1.map"):
+            os.unlink("/tmp/perf-1.map")
+
+    def spawn(self, argv, **kw):
+        """Starts argv in a process group of its own, killed by tearDown."""
+        p = subprocess.Popen(argv, start_new_session=True, cwd="/", universal_newlines=True, **kw)
+        self.groups.append(p)
+        return p
+
+    def box(self, pyperfmap):
+        """Starts the app as PID 1 of its namespaces; returns its host PID."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYPERFMAP")}
+        cmd = ["env", "PYTHONPATH=/mnt", PYTHON, "-m", "pyperfmap"] if pyperfmap else [PYTHON]
+        p = self.spawn(BOX + cmd + [self.app, str(DEADLINE)], stdout=subprocess.PIPE, env=env)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+            pid = int(f.read().split()[0])
+        with open("/proc/%d/status" % pid) as f:
+            self.assertRegex(f.read(), r"\nNSpid:\s+%d\s+1\n" % pid)
+        return pid
+
+    def run_to_end(self, argv, **kw):
+        """Runs argv to its end (killed by tearDown should it hang)."""
+        p = self.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, PYTHONPATH=PYPATH), **kw)
+        out, err = p.communicate(timeout=TIMEOUT)
+        return p.returncode, out, err
+
+    def merged(self, data):
+        status, out, err = self.run_to_end(["pymerge", "--pid", "--view", "python", data])
+        self.assertEqual(status, 0, err)
+        return out
+
+    def assert_named(self, folded, pid=None):
+        total, share = shares(folded, pid)
+        print("%s: %d ns of samples, %.1f%% in %s" % (self.id().split(".")[-1], total, 100 * share,
+                                                    " or ".join(KNOWN)))
+        self.assertGreater(total, 0, folded[:2000])
+        self.assertGreaterEqual(share, MIN_SHARE, folded[:2000])
+
+    def record_pid(self, pyperfmap):
+        pid = self.box(pyperfmap)
+        out = os.path.join(self.dir, "rec")
+        status, _, err = self.run_to_end([RECORD, "-o", out, "-p", str(pid), "--duration", "3"])
+        self.assertEqual(status, 0, err)
+        with open(os.path.join(out, "perf-%d.map" % pid)) as f:
+            self.assertIn("py::leaf_work:", f.read())
+        # Merged after the namespace is gone: the map is the folder's copy.
+        os.kill(pid, signal.SIGKILL)
+        self.assert_named(self.merged(os.path.join(out, "perf.data")), pid)
+        return err
+
+    def test_record_pid_started_with_pyperfmap(self):
+        self.record_pid(pyperfmap=True)
+
+    def test_record_pid_attached(self):
+        err = self.record_pid(pyperfmap=False)
+        self.assertIn("enabled pyperfmap in PID", err)
+        self.assertIn("turned pyperfmap off in PID", err)
+
+    def record_unshare(self, cmd):
+        out = os.path.join(self.dir, "rec")
+        status, _, err = self.run_to_end([RECORD, "-o", out, "--", "unshare", "--fork", "--pid", "--mount-proc"]
+                                   + cmd + [self.app, "3"])
+        self.assertEqual(status, 0, err)
+        with open(os.path.join(out, "recording.txt")) as f:
+            maps = re.search(r"^maps: (.*)$", f.read(), re.M).group(1).split()
+        self.assertNotIn("perf-1.map", maps)  # named by the host's PID
+        folded = self.merged(os.path.join(out, "perf.data"))
+        self.assert_named(folded)
+        pids = {line.split(";")[0].rpartition("-")[2] for line in folded.splitlines()
+                if any(k in line for k in KNOWN)}
+        self.assertEqual(len(pids), 1, pids)
+        self.assertIn("perf-%s.map" % pids.pop(), maps)
+
+    def test_unshare_python_m_pyperfmap(self):
+        """The issue's command: pyperf-record -- unshare --fork --pid
+        --mount-proc python -m pyperfmap app.py."""
+        self.record_unshare([PYTHON, "-m", "pyperfmap"])
+
+    def test_unshare_python_script(self):
+        """pyperfmap enabled by pyperf-record's start hook inside."""
+        self.record_unshare([PYTHON])
+
+    def test_perf_record_a_then_pymerge_while_it_runs(self):
+        pid = self.box(pyperfmap=True)
+        data = os.path.join(self.dir, "perf.data")
+        status, _, err = self.run_to_end(["perf", "record", "-a", "-F", "499", "--call-graph", "dwarf",
+                                    "-o", data, "--", "sleep", "3"])
+        self.assertEqual(status, 0, err)
+        self.assert_named(self.merged(data), pid)
+
+
+if __name__ == "__main__":
+    unittest.main()
