@@ -53,11 +53,13 @@ while time.monotonic() < end:
 """
 KNOWN = ("leaf_work (app.py)", "mid_work (app.py)")
 
-# The namespace's init: the build (which a CI clone may keep under /tmp) is
-# bound at /mnt before a tmpfs hides the host's /tmp; the mount namespace is
-# private, so the host's /mnt is untouched.
+# The namespace's init: the build's pyperfmap is bound at /mnt, and hidden
+# at its own path (as the host's files are in a container: pyperf-record -p
+# must lend its own), before a tmpfs hides the host's /tmp.  The mount
+# namespace is private: the host's mounts are untouched.
 BOX = ["unshare", "--fork", "--kill-child", "--pid", "--mount", "--mount-proc", "sh", "-c",
-       'mount --bind "$1" /mnt && mount -t tmpfs tmpfs /tmp && shift && exec "$@"', "sh", PYPATH]
+       'mount --bind "$1" /mnt && mount -t tmpfs tmpfs "$1" && mount -t tmpfs tmpfs /tmp && shift && exec "$@"',
+       "sh", PYPATH]
 
 
 def shares(folded, pid=None):
