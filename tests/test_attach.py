@@ -258,6 +258,42 @@ class Attach(unittest.TestCase):
         self.assertIn("pyperf-record: wrote", r.stderr)
         self.assertIsNone(t.proc.poll())
 
+    def test_interrupted_while_enabling(self):
+        """Ctrl-C while pyperf-record enables pyperfmap (its main thread is
+        blocked, so the safe point is not reached): the enabling goes ahead
+        inside when the main thread wakes, and so does the disabling queued
+        after it, so pyperfmap ends up off."""
+        t = self.start([PYTHONS[-1], "-c", "import sys, threading\n"
+                        "def spin():\n    while True:\n        sum(range(1000))\n"
+                        "threading.Thread(target=spin, daemon=True).start()\n"
+                        "print('ready', flush=True)\nsys.stdin.readline()\n"
+                        "for _ in range(10000):\n    sum(range(10))\n"
+                        "m = sys.modules.get('pyperfmap')\n"
+                        "print('loaded', m is not None, 'hook', bool(m and m.is_enabled()))\n"])
+        rec = subprocess.Popen([RECORD, "-o", os.path.join(self.dir, "int"), "-p", str(t.pid)],
+                               env=dict(os.environ, PYTHONPATH=PYPATH), stderr=subprocess.PIPE,
+                               universal_newlines=True, start_new_session=True)
+        try:
+            # gdb at work, or waiting for the safe point (10 s): either way inside on()
+            children = "/proc/%d/task/%d/children" % (rec.pid, rec.pid)
+            deadline = time.monotonic() + TIMEOUT
+            while rec.poll() is None and time.monotonic() < deadline:
+                with open(children) as f:
+                    if f.read().split():
+                        break
+                time.sleep(0.01)
+            rec.send_signal(signal.SIGINT)
+            err = rec.communicate(timeout=TIMEOUT)[1]
+        finally:
+            if rec.poll() is None:
+                os.killpg(rec.pid, signal.SIGKILL)
+                rec.wait()
+        self.assertEqual(rec.returncode, 130, err)
+        self.assertIn("interrupted while enabling pyperfmap in PID %d" % t.pid, err)
+        self.assertNotIn("Traceback", err)
+        out, _ = t.finish()
+        self.assertEqual(out, "loaded True hook False\n")
+
     def assert_error(self, pid, words):
         r = run([RECORD, "-o", os.path.join(self.dir, "bad"), "-p", str(pid), "--duration", "1"])
         self.assertEqual(r.returncode, 2, r.stderr)
