@@ -57,7 +57,7 @@ KNOWN = ("leaf_work (app.py)", "mid_work (app.py)")
 # at its own path (as the host's files are in a container: pyperf-record -p
 # must lend its own), before a tmpfs hides the host's /tmp.  The mount
 # namespace is private: the host's mounts are untouched.
-BOX = ["unshare", "--fork", "--kill-child", "--pid", "--mount", "--mount-proc", "sh", "-c",
+BOX = ["unshare", "--fork", "--kill-child", "--mount", "--mount-proc", "sh", "-c",
        'mount --bind "$1" /mnt && mount -t tmpfs tmpfs "$1" && mount -t tmpfs tmpfs /tmp && shift && exec "$@"',
        "sh", PYPATH]
 
@@ -109,16 +109,19 @@ class Containers(unittest.TestCase):
         self.groups.append(p)
         return p
 
-    def box(self, pyperfmap):
-        """Starts the app as PID 1 of its namespaces; returns its host PID."""
+    def box(self, pyperfmap, pid_ns=True):
+        """Starts the app as PID 1 of its namespaces; returns its host PID.
+        Without pid_ns, in a mount namespace only, as systemd's PrivateTmp
+        runs a service."""
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYPERFMAP")}
         cmd = ["env", "PYTHONPATH=/mnt", PYTHON, "-m", "pyperfmap"] if pyperfmap else [PYTHON]
-        p = self.spawn(BOX + cmd + [self.app, str(DEADLINE)], stdout=subprocess.PIPE, env=env)
+        box = BOX[:1] + ["--pid"] + BOX[1:] if pid_ns else BOX
+        p = self.spawn(box + cmd + [self.app, str(DEADLINE)], stdout=subprocess.PIPE, env=env)
         self.assertEqual(p.stdout.readline(), "ready\n")
         with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
             pid = int(f.read().split()[0])
         with open("/proc/%d/status" % pid) as f:
-            self.assertRegex(f.read(), r"\nNSpid:\s+%d\s+1\n" % pid)
+            self.assertRegex(f.read(), r"\nNSpid:\s+%d%s\n" % (pid, r"\s+1" if pid_ns else ""))
         return pid
 
     def run_to_end(self, argv, **kw):
@@ -140,8 +143,8 @@ class Containers(unittest.TestCase):
         self.assertGreater(total, 0, folded[:2000])
         self.assertGreaterEqual(share, MIN_SHARE, folded[:2000])
 
-    def record_pid(self, pyperfmap):
-        pid = self.box(pyperfmap)
+    def record_pid(self, pyperfmap, pid_ns=True):
+        pid = self.box(pyperfmap, pid_ns)
         out = os.path.join(self.dir, "rec")
         status, _, err = self.run_to_end([RECORD, "-o", out, "-p", str(pid), "--duration", "3"])
         self.assertEqual(status, 0, err)
@@ -154,6 +157,9 @@ class Containers(unittest.TestCase):
 
     def test_record_pid_started_with_pyperfmap(self):
         self.record_pid(pyperfmap=True)
+
+    def test_record_pid_private_tmp_only(self):
+        self.record_pid(pyperfmap=True, pid_ns=False)
 
     def test_record_pid_attached(self):
         err = self.record_pid(pyperfmap=False)
@@ -184,13 +190,30 @@ class Containers(unittest.TestCase):
         """pyperfmap enabled by pyperf-record's start hook inside."""
         self.record_unshare([PYTHON])
 
-    def test_perf_record_a_then_pymerge_while_it_runs(self):
-        pid = self.box(pyperfmap=True)
+    def perf_record_a(self, pid_ns):
+        pid = self.box(pyperfmap=True, pid_ns=pid_ns)
         data = os.path.join(self.dir, "perf.data")
         status, _, err = self.run_to_end(["perf", "record", "-a", "-F", "499", "--call-graph", "dwarf",
-                                    "-o", data, "--", "sleep", "3"])
+                                          "-o", data, "--", "sleep", "3"])
         self.assertEqual(status, 0, err)
-        self.assert_named(self.merged(data), pid)
+        # A map left in the host's /tmp by an earlier process of that PID
+        # comes after the process's own /tmp (one may be there already).
+        decoy = "/tmp/perf-%d.map" % pid
+        ours = not os.path.exists(decoy)
+        if ours:
+            with open(decoy, "w") as f:
+                f.write("1000 100 py::decoy_work:decoy.py\n")
+        try:
+            self.assert_named(self.merged(data), pid)
+        finally:
+            if ours:
+                os.unlink(decoy)
+
+    def test_perf_record_a_then_pymerge_while_it_runs(self):
+        self.perf_record_a(pid_ns=True)
+
+    def test_perf_record_a_private_tmp_only(self):
+        self.perf_record_a(pid_ns=False)
 
 
 if __name__ == "__main__":
