@@ -190,6 +190,18 @@ class Containers(unittest.TestCase):
         """pyperfmap enabled by pyperf-record's start hook inside."""
         self.record_unshare([PYTHON])
 
+    def test_unshare_errors(self):
+        for cmd, words in ((["--fork", "--pid"], "unshare runs no command here"),
+                           (["-fp", "--mount-proc=/proc", "--", "sh", "-c", "true"],
+                            "sh is not a Python program"),
+                           (["-R", self.dir, "python3", "-c", "pass"], "command not found: python3")):
+            with self.subTest(cmd=cmd):
+                status, _, err = self.run_to_end([RECORD, "-o", os.path.join(self.dir, "bad"), "--",
+                                                  "unshare"] + cmd)
+                self.assertEqual(status, 2, err)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn(words, err)
+
     def perf_record_a(self, pid_ns):
         pid = self.box(pyperfmap=True, pid_ns=pid_ns)
         data = os.path.join(self.dir, "perf.data")
