@@ -1,5 +1,6 @@
 /* test_container.c - the NSpid line of /proc/PID/status (merge/container.c),
- * on hand-made texts: nesting, none, malformed, unterminated, too big. */
+ * on hand-made texts: nesting, none, malformed (blanks only, stray bytes,
+ * a NUL, a key elsewhere), unterminated, too big. */
 #include "check.h"
 #include "container.h"
 
@@ -28,6 +29,12 @@ int main(void)
     CHECK(parse("NSpid:\t4294967295\n", &v) == 1 && v == 4294967295u);
     CHECK(parse("NSpid:\t4294967296\n", &v) == -EINVAL);
     CHECK(parse("NSpid:\t99999999999999999999999\n", &v) == -EINVAL);
+    CHECK(parse("NSpid: \t \n", &v) == -EINVAL && v == 7777);      /* blanks only */
+    CHECK(parse("NSpid: 5  6\r\n", &v) == -EINVAL);                 /* a stray byte */
+    CHECK(parse("NSpid: 5  6 \n", &v) == 2 && v == 6);               /* spaces too */
+    CHECK(parse("xNSpid:\t5\nNSpidx:\t6\n", &v) == -ENOENT);        /* not at a line's start, not the key */
+    CHECK(parse("Name:\tNSpid: 3\nNSpid:\t9\t4\n", &v) == 2 && v == 4);
+    CHECK(container__nspid("NSpid:\t4\0\t1\n", 12, &v) == -EINVAL);  /* a NUL inside */
     /* the length bounds the text: a line cut off before its PID */
     const char *cut = "NSpid:\t4242\t1\n";
     CHECK(container__nspid(cut, 6, &v) == -EINVAL);
