@@ -109,7 +109,8 @@ RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
 # spaces ("f (x.py)"), files only CPython's "<frozen mod>": the shortest name
 # that leaves a file is the right split.
 RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*):-?\d+ s=\d+(?:\(.*\))?$"
-RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ " + RAW_LINE)
+# M=N names the location's mapping (native code's DSO); Python frames have none.
+RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?" + RAW_LINE)
 RAW_INLINED = re.compile(r"^\s+" + RAW_LINE)
 
 
