@@ -18,7 +18,8 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_pprof import PYMERGE, PYPATH, PYTHON, RECORD, raw_stacks, run  # noqa: E402
+from test_pprof import (PYMERGE, PYPATH, PYTHON, RECORD, PymergeCase, go_env,  # noqa: E402
+                        raw_stacks, run)
 
 PROGRAM = r"""
 import time
@@ -49,13 +50,11 @@ def folded_lines(text):
     return out
 
 
-class MergeTest(unittest.TestCase):
+class MergeTest(PymergeCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="pm-merge-")
-        cls.env = dict(os.environ, HOME=cls.dir, GOCACHE=os.path.join(cls.dir, "gocache"),
-                       GOFLAGS="", GOPROXY="off", GO111MODULE="off")
-        cls.env.pop("LD_PRELOAD", None)
+        cls.env = go_env(cls.dir)
         script = os.path.join(cls.dir, "work.py")
         with open(script, "w") as f:
             f.write(PROGRAM)
@@ -72,15 +71,9 @@ class MergeTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def pymerge(self, *args):
-        r = run([PYMERGE] + list(args))
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return r.stdout
-
-    def go_pprof(self, *args):
-        r = run(["go", "tool", "pprof"] + list(args), env=self.env)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return r.stdout
+    def out(self, *args):
+        """pymerge's standard output."""
+        return self.pymerge(*args).stdout
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -96,14 +89,14 @@ class MergeTest(unittest.TestCase):
     def summed(self):
         total = Counter()
         for h in HOSTS:
-            total.update(folded_lines(self.pymerge(os.path.join(self.recs[h], "perf.data"))))
+            total.update(folded_lines(self.out(os.path.join(self.recs[h], "perf.data"))))
         return total
 
     def test_merge_of_recordings_is_the_sum_of_their_folded_outputs(self):
         want = self.summed()
         self.assertGreater(len(want), 10)
         # recording folders and perf.data files alike
-        got = folded_lines(self.pymerge("merge", *[self.recs[h] for h in HOSTS]))
+        got = folded_lines(self.out("merge", *[self.recs[h] for h in HOSTS]))
         self.assertEqual(got, want)
         # -o's extension picks the format; the folded files merge the same
         merged = self.path("rec.folded")
@@ -111,7 +104,7 @@ class MergeTest(unittest.TestCase):
         with open(merged) as f:
             self.assertEqual(folded_lines(f.read()), want)
         folded = self.each("folded", "folded")
-        self.assertEqual(folded_lines(self.pymerge("merge", *folded.values())), want)
+        self.assertEqual(folded_lines(self.out("merge", *folded.values())), want)
         # pprof out: go tool pprof sees the same sum
         pb = self.path("rec.pb.gz")
         self.pymerge("merge", "-o", pb, *[self.recs[h] for h in HOSTS])
@@ -139,7 +132,7 @@ class MergeTest(unittest.TestCase):
         # -tags: each host's share is its own recording's total
         tags = self.go_pprof("-tags", "-unit", "ns", out)
         for h in HOSTS:
-            own = sum(folded_lines(self.pymerge("--input", "pprof", pbs[h])).values())
+            own = sum(folded_lines(self.out("--input", "pprof", pbs[h])).values())
             self.assertRegex(tags, r"\b%d(?:\.0)?ns \(\s*[\d.]+%%\): %s\n" % (own, h), tags)
         # merged again, a merged profile keeps its tags, after the new label
         again = self.path("again.pb.gz")
@@ -150,7 +143,7 @@ class MergeTest(unittest.TestCase):
         # without --label, the file name is the tag
         self.assertRegex(self.go_pprof("-raw", self.merged_default(pbs)), r"input:\[\S*a\.pb\.gz\]")
         # --label-frames: [host=X] under each root, folded; the sum stays
-        lf = folded_lines(self.pymerge("merge", "--label-frames", *args))
+        lf = folded_lines(self.out("merge", "--label-frames", *args))
         plain = Counter()
         for line, w in lf.items():
             parts = line.split(";")

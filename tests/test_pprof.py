@@ -153,15 +153,35 @@ def top_names(text, n):
     return [re.split(r"\s+", r.strip(), 5)[5] for r in rows[:n]]
 
 
-class PprofTest(unittest.TestCase):
+def go_env(home):
+    """The environment go runs in: its cache under home, nothing fetched
+    (no modules), and no ASan preload (CI's sanitizer run preloads it for
+    the interpreters, not for go)."""
+    env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"),
+               GOFLAGS="", GOPROXY="off", GO111MODULE="off")
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+class PymergeCase(unittest.TestCase):
+    """pymerge and go tool pprof, each asserted to succeed (self.env: go_env)."""
+
+    def pymerge(self, *args):
+        r = run([PYMERGE] + list(args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def go_pprof(self, *args):
+        r = run(["go", "tool", "pprof"] + list(args), env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+
+class PprofTest(PymergeCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
-        # go keeps its cache under HOME; nothing is fetched (no modules)
-        cls.env = dict(os.environ, HOME=cls.dir, GOCACHE=os.path.join(cls.dir, "gocache"),
-                       GOFLAGS="", GOPROXY="off", GO111MODULE="off")
-        # CI's sanitizer run preloads ASan for the interpreters, not for go
-        cls.env.pop("LD_PRELOAD", None)
+        cls.env = go_env(cls.dir)
         script = os.path.join(cls.dir, "burn.py")
         with open(script, "w") as f:
             f.write(BURN)
@@ -178,16 +198,6 @@ class PprofTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def pymerge(self, *args):
-        r = run([PYMERGE] + list(args))
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return r
-
-    def go_pprof(self, *args):
-        r = run(["go", "tool", "pprof"] + list(args), env=self.env)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return r.stdout
 
     def check_agreement(self, mode, views):
         data, started, ended = self.recordings[mode]
