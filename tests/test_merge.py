@@ -18,25 +18,8 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_pprof import (PYMERGE, PYPATH, PYTHON, RECORD, PymergeCase, go_env,  # noqa: E402
-                        raw_stacks, run)
-
-PROGRAM = r"""
-import time
-
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-
-def hot(): return spin(300000)
-def warm(): return spin(100000)
-
-t = time.monotonic()
-while time.monotonic() - t < 0.6:
-    hot(); warm()
-"""
+# test_pprof's program (two hot functions and a sleeping one), recorded
+from test_pprof import PYMERGE, PymergeCase, go_env, raw_stacks, record_burn, run  # noqa: E402
 
 HOSTS = ("a", "b", "c")
 
@@ -55,17 +38,8 @@ class MergeTest(PymergeCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="pm-merge-")
         cls.env = go_env(cls.dir)
-        script = os.path.join(cls.dir, "work.py")
-        with open(script, "w") as f:
-            f.write(PROGRAM)
-        env = dict(os.environ, PYTHONPATH=PYPATH)
-        cls.recs = {}
-        for h in HOSTS:
-            out = os.path.join(cls.dir, "host-" + h)
-            r = run([RECORD, "-o", out, "--", PYTHON, script], env=env)
-            if r.returncode != 0:
-                raise AssertionError("pyperf-record failed: " + r.stderr)
-            cls.recs[h] = out
+        # the folders, as pyperf-record -o wrote them
+        cls.recs = {h: os.path.dirname(record_burn(cls.dir, "host-" + h)[0]) for h in HOSTS}
 
     @classmethod
     def tearDownClass(cls):
@@ -116,7 +90,7 @@ class MergeTest(PymergeCase):
         r = run([PYMERGE, "diff", "--format", "table", "--top", "100000", "--fail-above", "0.01",
                  merged, pb])
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("hot (work.py)", r.stdout)
+        self.assertIn("hot (burn.py)", r.stdout)
 
     def test_pprof_inputs_keep_their_labels(self):
         pbs = self.each("pprof", "pb.gz")

@@ -163,6 +163,21 @@ def go_env(home):
     return env
 
 
+def record_burn(tmp, name, *args):
+    """pyperf-record ARGS of the BURN program into tmp/name: (its perf.data,
+    when the recording started and ended, wall-clock seconds)."""
+    script = os.path.join(tmp, "burn.py")
+    with open(script, "w") as f:
+        f.write(BURN)
+    out = os.path.join(tmp, name)
+    started = time.time()
+    r = run([RECORD] + list(args) + ["-o", out, "--", PYTHON, script],
+            env=dict(os.environ, PYTHONPATH=PYPATH))
+    if r.returncode != 0:
+        raise AssertionError("pyperf-record failed: " + r.stderr)
+    return os.path.join(out, "perf.data"), started, time.time()
+
+
 class PymergeCase(unittest.TestCase):
     """pymerge and go tool pprof, each asserted to succeed (self.env: go_env)."""
 
@@ -182,18 +197,8 @@ class PprofTest(PymergeCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
         cls.env = go_env(cls.dir)
-        script = os.path.join(cls.dir, "burn.py")
-        with open(script, "w") as f:
-            f.write(BURN)
-        env = dict(os.environ, PYTHONPATH=PYPATH)
-        cls.recordings = {}
-        for mode in ("cpu", "wall"):
-            out = os.path.join(cls.dir, mode)
-            started = time.time()
-            r = run([RECORD, "--mode", mode, "-o", out, "--", PYTHON, script], env=env)
-            if r.returncode != 0:
-                raise AssertionError("pyperf-record failed: " + r.stderr)
-            cls.recordings[mode] = (os.path.join(out, "perf.data"), started, time.time())
+        cls.recordings = {mode: record_burn(cls.dir, mode, "--mode", mode)
+                          for mode in ("cpu", "wall")}
 
     @classmethod
     def tearDownClass(cls):
