@@ -58,6 +58,25 @@ def make_text(path, mb):
             n += len(line)
 
 
+def record(tmp, text_mb, min_mb):
+    """The frame-pointer recording in tmp (made unless there already):
+    xz, gzip and sort over text_mb MB of text, at least min_mb MB."""
+    os.makedirs(tmp, exist_ok=True)
+    text = os.path.join(tmp, 'text.txt')
+    data = os.path.join(tmp, 'perf.data')
+    if not os.path.exists(text):
+        make_text(text, text_mb)
+    work = ('xz -T1 -3 -c {t} > /dev/null & gzip -c {t} > /dev/null & sort {t} > /dev/null; '
+            'wait').format(t=text)
+    if not os.path.exists(data) or os.path.getsize(data) < min_mb * 2**20:
+        subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '4999', '-g', '-o', data,
+                        '--', 'sh', '-c', work], check=True, stderr=subprocess.DEVNULL)
+    size = os.path.getsize(data) / 2**20
+    if size < min_mb:
+        sys.exit('bench: only %.1f MB recorded' % size)
+    return data
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--pymerge', default=shutil.which('pymerge'))
@@ -69,19 +88,8 @@ def main():
     if not a.pymerge:
         sys.exit('bench_pymerge: no pymerge (use --pymerge)')
     tmp = a.keep or tempfile.mkdtemp(prefix='bench-pymerge-')
-    os.makedirs(tmp, exist_ok=True)
-    text = os.path.join(tmp, 'text.txt')
-    data = os.path.join(tmp, 'perf.data')
-    if not os.path.exists(text):
-        make_text(text, a.text_mb)
-    work = ('xz -T1 -3 -c {t} > /dev/null & gzip -c {t} > /dev/null & sort {t} > /dev/null; '
-            'wait').format(t=text)
-    if not os.path.exists(data) or os.path.getsize(data) < a.min_mb * 2**20:
-        subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '4999', '-g', '-o', data,
-                        '--', 'sh', '-c', work], check=True, stderr=subprocess.DEVNULL)
+    data = record(tmp, a.text_mb, a.min_mb)
     size = os.path.getsize(data) / 2**20
-    if size < a.min_mb:
-        sys.exit('bench_pymerge: only %.1f MB recorded' % size)
 
     ours = subprocess.run([a.pymerge, '--view', 'native', data], stdout=subprocess.PIPE,
                           check=True).stdout

@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* What path holds, from its first bytes. */
 static enum input_kind sniff(const char *path)
@@ -26,7 +28,17 @@ static enum input_kind sniff(const char *path)
 int input__load(struct profile **out, const char *path, enum input_kind kind,
                 const struct pipeline_opts *o)
 {
+    struct stat st;
     *out = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        /* a recording folder (pyperf-record -o DIR): its perf.data */
+        size_t n = strlen(path);
+        char *data = xmalloc(n + sizeof("/perf.data"));
+        snprintf(data, n + sizeof("/perf.data"), "%s/perf.data", path);
+        int ret = input__load(out, data, kind == INPUT_AUTO ? INPUT_PERF : kind, o);
+        free(data);
+        return ret;
+    }
     if (kind == INPUT_AUTO)
         kind = strcmp(path, "-") ? sniff(path) : INPUT_PERF;
     if (kind == INPUT_PERF)

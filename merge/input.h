@@ -13,7 +13,8 @@ enum input_kind { INPUT_AUTO, INPUT_PERF, INPUT_FOLDED, INPUT_PPROF };
 
 /* Loads path into a new profile, *out.  INPUT_AUTO reads a file that starts
  * with perf's magic as a recording, one that starts like gzip as pprof, and
- * anything else as folded text.
+ * anything else as folded text; a folder (pyperf-record -o DIR) is read
+ * as its perf.data.
  * Returns 0, or a negative errno after printing what is wrong. */
 int input__load(struct profile **out, const char *path, enum input_kind kind,
                 const struct pipeline_opts *o);

@@ -1,9 +1,10 @@
 /* main.c - pymerge's command line: which input, which writer, and the
  * exit status (decided here only).  Inputs load in input.c, formats are in
- * writer.c's table, comparisons in diff.c. */
+ * writer.c's table, comparisons in diff.c, sums of profiles in merge.c. */
 #include "diff.h"
 #include "events.h"
 #include "input.h"
+#include "merge.h"
 #include "modes.h"
 #include "util.h"
 #include "writer.h"
@@ -20,6 +21,7 @@
 static const char usage[] =
     "usage: pymerge [options] [FILE]\n"
     "       pymerge diff [options] BASE NEW\n"
+    "       pymerge merge [options] [--label KEY=VALUE] FILE ... -o OUT\n"
     "\n"
     "Fold a perf.data recording (default ./perf.data; - reads standard input,\n"
     "e.g. perf record -g -o - ... | pymerge -) into one line per distinct stack,\n"
@@ -138,12 +140,21 @@ static const char usage[] =
     "--weight, --no-kernel, --kallsyms, --map-dir as above.\n"
     "    pymerge diff --format table --fail-above 5 base.folded perf.data\n"
     "\n"
+    "merge: sum many profiles (recordings, folded files, pprof files) into one.\n"
+    "--label KEY=VALUE tags the FILE after it (default input=FILE): pprof\n"
+    "output keeps it as a sample label; --label-frames also puts [KEY=VALUE] under\n"
+    "each root frame (folded, svg).  The format comes from --format or -o's\n"
+    "extension (.folded/.txt, .svg, .pb.gz/.pprof; default folded); the value\n"
+    "types are the first input's (--weight W: only W, which every input must have).\n"
+    "    pymerge merge --label host=a a/perf.data --label host=b b.pb.gz -o all.pb.gz\n"
+    "\n"
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
     "2 unreadable or corrupt input, 3 diff --fail-above exceeded.\n";
 
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
-       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY };
+       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY,
+       O_LABEL, O_LABEL_FRAMES };
 
 struct cli {
     struct pipeline_opts o;
@@ -241,6 +252,51 @@ static int run_convert(struct cli *c, const char *path)
     return close_output(out, c->output, ret);
 }
 
+/* Many inputs summed, one writer. */
+static int run_merge(struct cli *c, const struct merge_input *in, size_t n, int label_frames)
+{
+    struct merge_opts mo = {c->input, &c->o, label_frames};
+    struct profile *p;
+    if (merge__run(&p, in, n, &mo) < 0)
+        return 2;
+    FILE *out = open_output(c->output);
+    if (!out) {
+        profile__delete(p);
+        return 2;
+    }
+    c->w.name = "merged";
+    errno = 0;
+    int ret = c->writer->write(out, p, &c->w);
+    if (ret == -ENODATA)
+        fputs("pymerge: merge: no stacks to draw\n", stderr);
+    profile__delete(p);
+    return close_output(out, c->output, ret);
+}
+
+/* The writer -o's name asks for: merge's default when no --format is given. */
+static const struct writer *writer_for(const char *path)
+{
+    static const char *const ext[][2] = {
+        {".pb.gz", "pprof"}, {".pprof", "pprof"}, {".pb", "pprof"}, {".svg", "svg"},
+        {".folded", "folded"}, {".txt", "folded"},
+    };
+    size_t n = path ? strlen(path) : 0;
+    for (size_t i = 0; i < sizeof(ext) / sizeof(*ext); i++) {
+        size_t e = strlen(ext[i][0]);
+        if (n > e && !strcmp(path + n - e, ext[i][0]))
+            return writer__find(ext[i][1]);
+    }
+    return writer__find("folded");
+}
+
+/* --label KEY=VALUE: a key and a value, neither with ',' (the tag list's
+ * separator) nor a second '='. */
+static int good_label(const char *s)
+{
+    const char *eq = strchr(s, '=');
+    return eq && eq > s && eq[1] && !strchr(eq + 1, '=') && !strchr(s, ',');
+}
+
 static void out_of_memory(void)
 {
     fputs("pymerge: out of memory\n", stderr);
@@ -251,7 +307,8 @@ int main(int argc, char **argv)
 {
     util__on_oom(out_of_memory);
     int is_diff = argc > 1 && !strcmp(argv[1], "diff");
-    if (is_diff)
+    int is_merge = argc > 1 && !strcmp(argv[1], "merge");
+    if (is_diff || is_merge)
         argc--, argv++;
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
@@ -278,6 +335,8 @@ int main(int argc, char **argv)
         {"fail-above", required_argument, NULL, O_FAIL_ABOVE},
         {"only", required_argument, NULL, O_ONLY},
         {"inside", required_argument, NULL, O_INSIDE},
+        {"label", required_argument, NULL, O_LABEL},
+        {"label-frames", no_argument, NULL, O_LABEL_FRAMES},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -285,21 +344,38 @@ int main(int argc, char **argv)
     struct cli cli = {
         .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
         .writer = writer__find(is_diff ? "svg" : "folded"),
-        .input = is_diff ? INPUT_AUTO : INPUT_PERF,
+        .input = is_diff || is_merge ? INPUT_AUTO : INPUT_PERF,
         .top = 20,
         .fail_above = -1,
         .w = {.svg = {.minwidth = 0.1}},
     };
     struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
-    int c, list_events = 0;
+    int c, list_events = 0, label_frames = 0, format_set = 0;
     regex_t only, inside;
+    /* merge: inputs in order, each with the --label before it */
+    struct merge_input *in = is_merge ? xcalloc((size_t)argc, sizeof(*in)) : NULL;
+    size_t n_in = 0;
+    const char *label = NULL;
 
-    while ((c = getopt_long(argc, argv, "o:vh", longs, NULL)) != -1) {
+    /* "-" first: merge's inputs come back in order, as option 1 */
+    while ((c = getopt_long(argc, argv, is_merge ? "-o:vh" : "o:vh", longs, NULL)) != -1) {
         switch (c) {
+        case 1:
+            in[n_in++] = (struct merge_input){optarg, label};
+            label = NULL;
+            break;
+        case O_LABEL:
+            if (!is_merge || label || !good_label(optarg)) goto bad;
+            label = optarg;
+            break;
+        case O_LABEL_FRAMES:
+            if (!is_merge) goto bad;
+            label_frames = 1;
+            break;
         case 'o': cli.output = optarg; break;
         case 'v': o->verbose = 1; break;
-        case 'h': fputs(usage, stdout); return 0;
+        case 'h': fputs(usage, stdout); free(in); return 0;
         case O_VIEW:
             if (!strcmp(optarg, "native")) o->view.view = VIEW_NATIVE;
             else if (!strcmp(optarg, "mixed")) o->view.view = VIEW_MIXED;
@@ -326,6 +402,7 @@ int main(int argc, char **argv)
         case O_KALLSYMS: o->kallsyms = optarg; break;
         case O_MAP_DIR: o->map_dir = optarg; break;
         case O_FORMAT:
+            format_set = 1;
             if (is_diff && !strcmp(optarg, "table")) cli.writer = NULL;
             else if (is_diff && strcmp(optarg, "svg")) goto bad;
             else if (!(cli.writer = writer__find(optarg))) goto bad;
@@ -365,6 +442,7 @@ int main(int argc, char **argv)
             if (*slot || regcomp(re, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
                 fprintf(stderr, "pymerge: %s: not an extended regular expression (or given twice)\n",
                         optarg);
+                free(in);
                 return 1;
             }
             *slot = re;
@@ -376,6 +454,17 @@ int main(int argc, char **argv)
     cli.w.top = cli.top;
     /* A closed pipe is a write error to report, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+    if (is_merge) {
+        if (!format_set)
+            cli.writer = writer_for(cli.output);
+        if (n_in == 0 || label || !cli.writer || cli.writer->keep_time)
+            goto bad;       /* merge keeps no time order: no trace, no speedscope */
+        int ret = run_merge(&cli, in, n_in, label_frames);
+        free(in);
+        return ret;
+    }
+    free(in);
+    in = NULL;
     if (is_diff) {
         if (argc - optind != 2)
             goto bad;
@@ -394,6 +483,7 @@ int main(int argc, char **argv)
     }
     return run_convert(&cli, path);
 bad:
+    free(in);
     fputs("pymerge: bad usage; see pymerge --help\n", stderr);
     return 1;
 }

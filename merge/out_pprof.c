@@ -1,5 +1,6 @@
 /* out_pprof.c - a profile -> gzip'd profile.proto, through protobuf-c and zlib. */
 #include "out_pprof.h"
+#include "idmap.h"
 #include "intern.h"
 #include "profile.pb-c.h"
 #include "util.h"
@@ -16,6 +17,7 @@ typedef Perftools__Profiles__Label PLabel;
 typedef Perftools__Profiles__Location PLocation;
 typedef Perftools__Profiles__Line PLine;
 typedef Perftools__Profiles__Function PFunction;
+typedef Perftools__Profiles__Mapping PMapping;
 
 const char *out_pprof__type_name(const struct value_type *t, char *buf, size_t size)
 {
@@ -89,6 +91,14 @@ int out_pprof__write(FILE *f, const struct profile *p)
     pr.period_type = &types[nt];        /* the weight type */
     pr.default_sample_type = types[nt].type;
 
+    /* One mapping per DSO that native frames come from, with its build id:
+     * what go tool pprof, Parca and Pyroscope use to find debug info. */
+    PMapping *maps = xcalloc(nf ? nf : 1, sizeof(*maps));
+    PMapping **map_ptrs = xcalloc(nf ? nf : 1, sizeof(*map_ptrs));
+    struct idmap map_by_file;           /* interned file -> mapping id */
+    idmap__init(&map_by_file);
+    size_t nmap = 0;
+
     /* One function and one location per frame, both with the frame's id + 1
      * (pprof's ids start at 1); thread labels are samples' labels instead. */
     PFunction *fns = xcalloc(nf ? nf : 1, sizeof(*fns));
@@ -102,12 +112,13 @@ int out_pprof__write(FILE *f, const struct profile *p)
         const struct pframe *fm = profile__get_frame(p, i);
         if (fm->kind == PK_ROOT)
             continue;
+        int source = fm->kind == PK_PYTHON || fm->kind == PK_JIT;
         perftools__profiles__function__init(&fns[nfn]);
         fns[nfn].id = (u64)i + 1;
         /* No system_name: the names are demangled already, and go tool pprof
          * would "demangle" any name with <>[] in it again (<module> -> "") */
         fns[nfn].name = str(st, fm->name);
-        fns[nfn].filename = str(st, fm->file);
+        fns[nfn].filename = source ? str(st, fm->file) : 0;
         perftools__profiles__line__init(&lines[nfn]);
         lines[nfn].function_id = (u64)i + 1;
         line_ptrs[nfn] = &lines[nfn];
@@ -115,6 +126,21 @@ int out_pprof__write(FILE *f, const struct profile *p)
         locs[nfn].id = (u64)i + 1;
         locs[nfn].n_line = 1;
         locs[nfn].line = &line_ptrs[nfn];
+        if (!source && fm->file) {
+            uintptr_t m = (uintptr_t)idmap__get(&map_by_file, (u64)(uintptr_t)fm->file);
+            if (!m) {
+                const char *bid = profile__build_id(p, fm->file);
+                perftools__profiles__mapping__init(&maps[nmap]);
+                m = ++nmap;
+                maps[m - 1].id = m;
+                maps[m - 1].filename = str(st, fm->file);
+                maps[m - 1].build_id = str(st, bid);
+                maps[m - 1].has_functions = 1;
+                map_ptrs[m - 1] = &maps[m - 1];
+                idmap__put(&map_by_file, (u64)(uintptr_t)fm->file, (void *)m);
+            }
+            locs[nfn].mapping_id = m;
+        }
         fn_ptrs[nfn] = &fns[nfn];
         loc_ptrs[nfn] = &locs[nfn];
         nfn++;
@@ -122,16 +148,27 @@ int out_pprof__write(FILE *f, const struct profile *p)
     pr.n_function = pr.n_location = nfn;
     pr.function = fn_ptrs;
     pr.location = loc_ptrs;
+    pr.n_mapping = nmap;
+    pr.mapping = map_ptrs;
 
-    /* Labels are shared by every sample of a thread: 3 per thread. */
-    PLabel *labels = xcalloc((size_t)nth * 3 + 1, sizeof(*labels));
-    PLabel **label_ptrs = xcalloc((size_t)nth * 3 + 1, sizeof(*label_ptrs));
+    /* Labels are shared by every sample of a thread: pid, tid, thread_name
+     * and the input's tags ("key=value,..."). */
+    size_t *first_label = xcalloc((size_t)nth + 1, sizeof(*first_label));
+    for (u32 i = 0; i < nth; i++) {
+        const char *tg = profile__get_thread(p, i)->tags;
+        size_t k = 3;
+        for (const char *c = tg; c && *c; c++)
+            k += *c == ',';
+        first_label[i + 1] = first_label[i] + k + (tg != NULL);
+    }
+    PLabel *labels = xcalloc(first_label[nth] + 1, sizeof(*labels));
+    PLabel **label_ptrs = xcalloc(first_label[nth] + 1, sizeof(*label_ptrs));
     size_t *n_labels = xcalloc((size_t)nth + 1, sizeof(*n_labels));
     for (u32 i = 0; i < nth; i++) {
         const struct pthread *t = profile__get_thread(p, i);
-        PLabel *l = &labels[(size_t)i * 3];
+        PLabel *l = &labels[first_label[i]];
         size_t k = 0;
-        for (int j = 0; j < 3; j++)
+        for (size_t j = 0; j < first_label[i + 1] - first_label[i]; j++)
             perftools__profiles__label__init(&l[j]);
         if (t->pid || t->tid) {         /* folded text does not say */
             l[k].key = str(st, "pid");
@@ -143,8 +180,17 @@ int out_pprof__write(FILE *f, const struct profile *p)
             l[k].key = str(st, "thread_name");
             l[k++].str = str(st, t->comm);
         }
+        for (const char *c = t->tags; c && *c;) {
+            const char *end = strchr(c, ','), *eq;
+            size_t len = end ? (size_t)(end - c) : strlen(c);
+            if ((eq = memchr(c, '=', len))) {
+                l[k].key = intern__id(st, c, (size_t)(eq - c));
+                l[k++].str = intern__id(st, eq + 1, len - (size_t)(eq - c) - 1);
+            }
+            c += len + (end != NULL);
+        }
         for (size_t j = 0; j < k; j++)
-            label_ptrs[(size_t)i * 3 + j] = &l[j];
+            label_ptrs[first_label[i] + j] = &l[j];
         n_labels[i] = k;
     }
 
@@ -173,7 +219,7 @@ int out_pprof__write(FILE *f, const struct profile *p)
         for (size_t k = 0; k < nt; k++)
             values[i * nt + k] = (int64_t)s->v[k];
         samples[i].n_label = n_labels[s->thread];
-        samples[i].label = label_ptrs + (size_t)s->thread * 3;
+        samples[i].label = label_ptrs + first_label[s->thread];
         sample_ptrs[i] = &samples[i];
     }
     pr.n_sample = ns;
@@ -203,6 +249,10 @@ int out_pprof__write(FILE *f, const struct profile *p)
     free(sample_ptrs);
     free(samples);
     free(n_labels);
+    free(first_label);
+    idmap__exit(&map_by_file);
+    free(map_ptrs);
+    free(maps);
     free(label_ptrs);
     free(labels);
     free(loc_ptrs);

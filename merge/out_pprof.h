@@ -10,9 +10,12 @@
  * Writes every (thread, stack) as one pprof sample, leaf first, with one
  * value per value type (integers as the model holds them; a "-ns" type in
  * nanoseconds is named without the suffix, pprof's convention: cpu-ns ->
- * cpu) and labels pid, tid (when known) and thread_name (the comm).  Each
- * frame is one function (the Python file as its filename) and one
- * location.  time_nanos and duration_nanos come from the recording; the
+ * cpu) and labels pid, tid (when known), thread_name (the comm) and the
+ * thread's tags (key=value each, from pymerge merge).  Each frame is one
+ * function (the Python file as its filename) and one location; a native or
+ * kernel frame's location names the mapping of its DSO, one per DSO, with
+ * the build id the profile knows.  time_nanos and duration_nanos come from
+ * the recording; the
  * weight type is the default sample type.  Returns 0, or -EIO when the
  * write fails.
  */

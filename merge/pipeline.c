@@ -132,6 +132,17 @@ static uint32_t thread_of(struct run *x, const struct thread *t)
     return m->thread;
 }
 
+#define KERNEL_DSO "[kernel.kallsyms]"
+
+static void set_build_id(struct profile *p, const char *path, const uint8_t *id, size_t size)
+{
+    char hex[41];
+    for (size_t i = 0; i < size && i < 20; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    hex[2 * (size < 20 ? size : 20)] = 0;
+    profile__set_build_id(p, path, hex);
+}
+
 /* The profile's frame for a symbols frame, as the view names it. */
 static uint32_t pframe_of(struct run *x, uint32_t id)
 {
@@ -144,9 +155,16 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
                    : f->kind == FRAME_PYTHON ? PK_PYTHON
                    : f->kind == FRAME_JIT ? PK_JIT
                    : f->kind == FRAME_USER && !f->unknown ? PK_NATIVE : PK_UNKNOWN;
-    /* py::qualname:file names the file after the first colon */
-    const char *file = f->kind == FRAME_PYTHON ? strchr(f->name + 4, ':') : NULL;
-    u32 pf = profile__frame(x->p, name, strlen(name), k, file ? file + 1 : NULL);
+    /* py::qualname:file names the file after the first colon; native code
+     * its DSO, with the build id recorded for it (pprof's mappings) */
+    const char *colon = f->kind == FRAME_PYTHON ? strchr(f->name + 4, ':') : NULL;
+    const char *file = colon ? colon + 1
+                       : f->kind == FRAME_PYTHON ? NULL
+                       : f->dso ? f->dso->path
+                       : f->kind == FRAME_KERNEL ? KERNEL_DSO : NULL;
+    if (f->kind != FRAME_PYTHON && f->dso && f->dso->build_id_size)
+        set_build_id(x->p, f->dso->path, f->dso->build_id, f->dso->build_id_size);
+    u32 pf = profile__frame(x->p, name, strlen(name), k, file);
     x->pframe[id] = pf + 1;
     return pf;
 }
@@ -427,6 +445,11 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     }
     x->sy = symbols__new(&so);
     x->p = profile__new(o->keep_time);
+    /* perf's build-id header (perf record and pyperf-record write it) */
+    for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
+        const struct pd_build_id *b = perf_reader__build_id(x->r, i);
+        set_build_id(x->p, b->filename, b->id, b->size);
+    }
     x->shown = shown;
     uint64_t count = 0;
     x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */

@@ -93,7 +93,7 @@ bad:
 struct reader {
     struct profile *p;
     const PProfile *pr;
-    struct idmap fn_by_id, loc_by_id;   /* pprof id -> index + 1 */
+    struct idmap fn_by_id, loc_by_id, map_by_id;   /* pprof id -> index + 1 */
     const char *why;
     char why_buf[160];
 };
@@ -158,6 +158,16 @@ static int location_frames(struct reader *r, uint64_t id, u32 **fr, size_t *cap,
         (*fr)[(*n)++] = profile__frame(r->p, name, strlen(name), PK_UNKNOWN, NULL);
         return 0;
     }
+    /* native code: its file is the mapping's (out_pprof.c) */
+    const char *dso = NULL;
+    if (l->mapping_id) {
+        void *m = idmap__get(&r->map_by_id, l->mapping_id);
+        const Perftools__Profiles__Mapping *mp = m ? r->pr->mapping[(uintptr_t)m - 1] : NULL;
+        if (mp && (!(dso = str_at(r, mp->filename)) || !str_at(r, mp->build_id)))
+            return -EINVAL;
+        if (dso && *dso && *str_at(r, mp->build_id))
+            profile__set_build_id(r->p, dso, str_at(r, mp->build_id));
+    }
     for (size_t i = 0; i < l->n_line; i++) {    /* inlined first, caller last */
         void *f = idmap__get(&r->fn_by_id, l->line[i]->function_id);
         if (!f) {
@@ -175,6 +185,10 @@ static int location_frames(struct reader *r, uint64_t id, u32 **fr, size_t *cap,
             return -EINVAL;
         size_t fl = strlen(file);
         enum pkind k = fl > 3 && !strcmp(file + fl - 3, ".py") ? PK_PYTHON : PK_NATIVE;
+        if (!*file && dso && *dso) {
+            file = dso;
+            k = !strcmp(dso, "[kernel.kallsyms]") ? PK_KERNEL : PK_NATIVE;
+        }
         GROW(*fr, *cap, *n + 1);
         (*fr)[(*n)++] = profile__frame(r->p, *name ? name : "[unknown]",
                                        *name ? strlen(name) : 9, k, *file ? file : NULL);
@@ -182,22 +196,45 @@ static int location_frames(struct reader *r, uint64_t id, u32 **fr, size_t *cap,
     return 0;
 }
 
+/* Appends ",key=value" (no comma first) to *tags, with ',' and '=' in
+ * them, which would split the list, as '_'. */
+static void add_tag(char **tags, size_t *len, size_t *cap, const char *key, const char *val)
+{
+    size_t kl = strlen(key), vl = strlen(val);
+    GROW(*tags, *cap, *len + kl + vl + 3);
+    char *t = *tags + *len;
+    if (*len)
+        *t++ = ',';
+    for (size_t i = 0; i < kl + 1 + vl; i++) {
+        char c = i < kl ? key[i] : i == kl ? '=' : val[i - kl - 1];
+        *t++ = i != kl && (c == ',' || c == '=') ? '_' : c;
+    }
+    *t = 0;
+    *len = (size_t)(t - *tags);
+}
+
 /* The thread of a sample, from its labels; def when it has none. */
 static int thread_of(struct reader *r, const Perftools__Profiles__Sample *s, const char *def,
                      u32 *out)
 {
     int64_t pid = 0, tid = 0;
-    const char *comm = NULL;
+    const char *comm = NULL, *val;
+    char *tags = NULL;
+    size_t tlen = 0, tcap = 0;
     for (size_t i = 0; i < s->n_label; i++) {
         const char *key = str_at(r, s->label[i]->key);
-        if (!key)
+        if (!key || !(val = str_at(r, s->label[i]->str))) {
+            free(tags);
             return -EINVAL;
+        }
         if (!strcmp(key, "pid"))
             pid = s->label[i]->num;
         else if (!strcmp(key, "tid"))
             tid = s->label[i]->num;
-        else if (!strcmp(key, "thread_name") && !(comm = str_at(r, s->label[i]->str)))
-            return -EINVAL;
+        else if (!strcmp(key, "thread_name"))
+            comm = val;
+        else if (*key && *val)      /* any other string label: a tag, "key=value,..." */
+            add_tag(&tags, &tlen, &tcap, key, val);
     }
     if (!comm || !*comm)
         comm = def;
@@ -206,8 +243,9 @@ static int thread_of(struct reader *r, const Perftools__Profiles__Sample *s, con
     char *label = xmalloc(len + 1);
     for (size_t i = 0; i <= len; i++)
         label[i] = comm[i] == ' ' ? '_' : comm[i] == ';' ? ':' : comm[i];
-    *out = profile__thread(r->p, (uint32_t)pid, (uint32_t)tid, comm, label);
+    *out = profile__thread_tagged(r->p, (uint32_t)pid, (uint32_t)tid, comm, label, tags);
     free(label);
+    free(tags);
     return 0;
 }
 
@@ -221,6 +259,8 @@ static int load(struct reader *r)
         idmap__put(&r->fn_by_id, pr->function[i]->id, (void *)(uintptr_t)(i + 1));
     for (size_t i = 0; i < pr->n_location; i++)
         idmap__put(&r->loc_by_id, pr->location[i]->id, (void *)(uintptr_t)(i + 1));
+    for (size_t i = 0; i < pr->n_mapping; i++)
+        idmap__put(&r->map_by_id, pr->mapping[i]->id, (void *)(uintptr_t)(i + 1));
     const char *def = "pprof";
     if (pr->n_mapping) {        /* pprof's main binary is the first mapping */
         const char *m = str_at(r, pr->mapping[0]->filename);
@@ -291,9 +331,11 @@ int pprof_in__parse(struct profile *p, const uint8_t *data, size_t len, const ch
     }
     idmap__init(&r.fn_by_id);
     idmap__init(&r.loc_by_id);
+    idmap__init(&r.map_by_id);
     ret = load(&r);
     idmap__exit(&r.fn_by_id);
     idmap__exit(&r.loc_by_id);
+    idmap__exit(&r.map_by_id);
     perftools__profiles__profile__free_unpacked((PProfile *)r.pr, &alloc);
     if (ret == 0)
         profile__finish(p);

@@ -28,6 +28,7 @@ struct profile {
     struct value_type types[PROFILE_MAX_VALUES];
     size_t n_types, weight;
     u64 start_ns, duration_ns;
+    struct idmap build_ids;     /* interned path -> interned hex */
 };
 
 struct profile *profile__new(int keep_time)
@@ -37,6 +38,7 @@ struct profile *profile__new(int keep_time)
     idmap__init(&p->frame_by_key);
     idmap__init(&p->thread_by_key);
     idmap__init(&p->sample_by_key);
+    idmap__init(&p->build_ids);
     p->stacks = stacks__new();
     p->keep_time = keep_time;
     p->types[0] = (struct value_type){"samples", "count"};
@@ -57,6 +59,7 @@ void profile__delete(struct profile *p)
     stacks__delete(p->stacks);
     free(p->samples);
     idmap__exit(&p->sample_by_key);
+    idmap__exit(&p->build_ids);
     free(p->timed);
     free(p);
 }
@@ -135,19 +138,28 @@ uint32_t profile__n_frames(const struct profile *p)
 uint32_t profile__thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
                          const char *label)
 {
+    return profile__thread_tagged(p, pid, tid, comm, label, NULL);
+}
+
+uint32_t profile__thread_tagged(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+                                const char *label, const char *tags)
+{
     const char *c = name_of(p, comm, strlen(comm));
+    const char *tg = tags ? name_of(p, tags, strlen(tags)) : NULL;
     u32 label_frame = profile__frame(p, label, strlen(label), PK_ROOT, NULL);
-    u64 key = hash_u64((u64)pid << 32 ^ tid ^ (u64)(uintptr_t)c * 31 ^ (u64)label_frame << 17);
+    u64 key = hash_u64((u64)pid << 32 ^ tid ^ (u64)(uintptr_t)c * 31 ^ (u64)label_frame << 17 ^
+                       (u64)(uintptr_t)tg * 131);
     uintptr_t head = (uintptr_t)idmap__get(&p->thread_by_key, key);
     for (uintptr_t i = head; i; i = p->thread_next[i - 1]) {
         const struct pthread *t = &p->threads[i - 1];
-        if (t->pid == pid && t->tid == tid && t->comm == c && t->label == label_frame)
+        if (t->pid == pid && t->tid == tid && t->comm == c && t->label == label_frame &&
+            t->tags == tg)
             return (u32)(i - 1);
     }
     GROW(p->threads, p->cap_threads, p->n_threads + 1);
     size_t cap = p->cap_threads;
     p->thread_next = xrealloc(p->thread_next, cap * sizeof(*p->thread_next));
-    p->threads[p->n_threads] = (struct pthread){pid, tid, c, label_frame};
+    p->threads[p->n_threads] = (struct pthread){pid, tid, c, label_frame, tg};
     p->thread_next[p->n_threads] = (u32)head;
     idmap__put(&p->thread_by_key, key, (void *)(uintptr_t)(p->n_threads + 1));
     return (u32)p->n_threads++;
@@ -277,4 +289,17 @@ const struct ptimed *profile__timed(const struct profile *p, size_t *n)
 {
     *n = p->n_timed;
     return p->timed;
+}
+
+void profile__set_build_id(struct profile *p, const char *path, const char *hex)
+{
+    u64 key = (u64)(uintptr_t)name_of(p, path, strlen(path));
+    if (!idmap__get(&p->build_ids, key))
+        idmap__put(&p->build_ids, key, (void *)name_of(p, hex, strlen(hex)));
+}
+
+const char *profile__build_id(const struct profile *p, const char *file)
+{
+    /* frames' files are interned in p->names, so the pointer is the key */
+    return file ? idmap__get(&p->build_ids, (u64)(uintptr_t)file) : NULL;
 }

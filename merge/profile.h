@@ -42,6 +42,8 @@ struct pthread {
     uint32_t pid, tid;          /* 0 when the input does not say (folded text) */
     const char *comm;
     uint32_t label;             /* frame id (PK_ROOT) of the root label */
+    const char *tags;           /* "key=value,..." of the input it came from
+                                 * (pymerge merge --label), or NULL */
 };
 
 struct value_type {
@@ -86,6 +88,10 @@ uint32_t profile__n_frames(const struct profile *p);
 /* Interned thread; label is its root frame's text. */
 uint32_t profile__thread(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
                          const char *label);
+/* The same, for the samples of an input tagged "key=value,..." (NULL:
+ * none); threads with different tags stay apart. */
+uint32_t profile__thread_tagged(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+                                const char *label, const char *tags);
 const struct pthread *profile__get_thread(const struct profile *p, uint32_t id);
 uint32_t profile__n_threads(const struct profile *p);
 
@@ -121,5 +127,11 @@ int profile__has_time(const struct profile *p);
 void profile__set_span(struct profile *p, uint64_t start_ns, uint64_t duration_ns);
 uint64_t profile__start_ns(const struct profile *p);
 uint64_t profile__duration_ns(const struct profile *p);
+
+/* The build id (lowercase hex) of the DSO at path, the file of native
+ * frames; the first one set for a path stays.  profile__build_id takes a
+ * frame's file and returns NULL when no build id is known. */
+void profile__set_build_id(struct profile *p, const char *path, const char *hex);
+const char *profile__build_id(const struct profile *p, const char *file);
 
 #endif

@@ -282,6 +282,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->display = display ? display : f->name;
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
+    f->dso = NULL;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
@@ -561,9 +562,12 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
         else if (elf_image__vaddr(&ds->img, addr - m->start + m->pgoff, &vaddr))
             s = symtab__find(&ds->img.syms, vaddr);
     }
-    if (!s)
-        return unknown_frame(sy, d->path, kind);
-    return symbol_frame(sy, s->name, kind, d->path);
+    uint32_t f = s ? symbol_frame(sy, s->name, kind, d->path) : unknown_frame(sy, d->path, kind);
+    /* where it came from, for pprof's mappings; a name found in several
+     * files is one frame, and keeps the first */
+    if (!sy->frames[f].dso && d->kind != DSO_PERFMAP)
+        sy->frames[f].dso = d;
+    return f;
 }
 
 uint32_t symbols__frame(struct symbols *sy, const struct process *proc, uint64_t addr,

@@ -33,6 +33,7 @@ struct frame {
     uint8_t unknown;        /* no symbol: named after its DSO */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
+    const struct dso *dso;  /* native code: the first file it was found in */
 };
 
 enum { GIL_TAKE = 1, GIL_ENTRY, GIL_BLOCK };

@@ -109,7 +109,8 @@ RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
 # spaces ("f (x.py)"), files only CPython's "<frozen mod>": the shortest name
 # that leaves a file is the right split.
 RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*):-?\d+ s=\d+(?:\(.*\))?$"
-RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ M=\d+ " + RAW_LINE)
+# M=N names the location's mapping (native code's DSO); Python frames have none.
+RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?" + RAW_LINE)
 RAW_INLINED = re.compile(r"^\s+" + RAW_LINE)
 
 
@@ -152,31 +153,33 @@ def top_names(text, n):
     return [re.split(r"\s+", r.strip(), 5)[5] for r in rows[:n]]
 
 
-class PprofTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
-        # go keeps its cache under HOME; nothing is fetched (no modules)
-        cls.env = dict(os.environ, HOME=cls.dir, GOCACHE=os.path.join(cls.dir, "gocache"),
-                       GOFLAGS="", GOPROXY="off", GO111MODULE="off")
-        # CI's sanitizer run preloads ASan for the interpreters, not for go
-        cls.env.pop("LD_PRELOAD", None)
-        script = os.path.join(cls.dir, "burn.py")
-        with open(script, "w") as f:
-            f.write(BURN)
-        env = dict(os.environ, PYTHONPATH=PYPATH)
-        cls.recordings = {}
-        for mode in ("cpu", "wall"):
-            out = os.path.join(cls.dir, mode)
-            started = time.time()
-            r = run([RECORD, "--mode", mode, "-o", out, "--", PYTHON, script], env=env)
-            if r.returncode != 0:
-                raise AssertionError("pyperf-record failed: " + r.stderr)
-            cls.recordings[mode] = (os.path.join(out, "perf.data"), started, time.time())
+def go_env(home):
+    """The environment go runs in: its cache under home, nothing fetched
+    (no modules), and no ASan preload (CI's sanitizer run preloads it for
+    the interpreters, not for go)."""
+    env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"),
+               GOFLAGS="", GOPROXY="off", GO111MODULE="off")
+    env.pop("LD_PRELOAD", None)
+    return env
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
+
+def record_burn(tmp, name, *args):
+    """pyperf-record ARGS of the BURN program into tmp/name: (its perf.data,
+    when the recording started and ended, wall-clock seconds)."""
+    script = os.path.join(tmp, "burn.py")
+    with open(script, "w") as f:
+        f.write(BURN)
+    out = os.path.join(tmp, name)
+    started = time.time()
+    r = run([RECORD] + list(args) + ["-o", out, "--", PYTHON, script],
+            env=dict(os.environ, PYTHONPATH=PYPATH))
+    if r.returncode != 0:
+        raise AssertionError("pyperf-record failed: " + r.stderr)
+    return os.path.join(out, "perf.data"), started, time.time()
+
+
+class PymergeCase(unittest.TestCase):
+    """pymerge and go tool pprof, each asserted to succeed (self.env: go_env)."""
 
     def pymerge(self, *args):
         r = run([PYMERGE] + list(args))
@@ -187,6 +190,19 @@ class PprofTest(unittest.TestCase):
         r = run(["go", "tool", "pprof"] + list(args), env=self.env)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
+
+
+class PprofTest(PymergeCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
+        cls.env = go_env(cls.dir)
+        cls.recordings = {mode: record_burn(cls.dir, mode, "--mode", mode)
+                          for mode in ("cpu", "wall")}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def check_agreement(self, mode, views):
         data, started, ended = self.recordings[mode]

@@ -127,6 +127,12 @@ def main():
             put('pprof', view + '.pb.gz', pb)
         put('pprof', view + '.pb', gzip.decompress(pb)[:LIMIT])
     put('pprof', 'wrong-magic', b'PK\x03\x04' + b'\0' * 60)
+    # pymerge merge's: sample labels (host=...) and mappings with build ids
+    merged = subprocess.run([pymerge, 'merge', '--view', 'python', '--no-kernel',
+                             '--format', 'pprof', '--label', 'host=a', os.path.join(tmp, 'fp.data'),
+                             '--label', 'host=b', os.path.join(tmp, 'fp.data')],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    put('pprof', 'merged.pb', gzip.decompress(merged)[:LIMIT])
     # kallsyms (first byte 1) and a perf map (first byte 0).
     ks = open('/proc/kallsyms', 'rb').read().split(b'\n')
     put('symfiles', 'kallsyms', b'\x01' + b'\n'.join(ks[:60] + ks[-40:]) + b'\n')

@@ -1,0 +1,188 @@
+"""pymerge merge: three real recordings summed into one profile (issue 13.4).
+
+Three short pyperf-record runs of one Python program (as three hosts would
+give): merging the recordings, their folded outputs or their pprof files
+must give exactly the sum of their folded outputs; labels show in go tool
+pprof -tags and -raw; pprof's mappings carry the DSOs and the build ids perf
+recorded; diff reads merged profiles; bad inputs are one line and exit 2.
+Run by /usr/bin/python3 (meson suite "pprof") with PYPERF_SCRIPTS, PYMERGE
+and PYPERFMAP_PATH set; needs `go` (golang-go).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# test_pprof's program (two hot functions and a sleeping one), recorded
+from test_pprof import PYMERGE, PymergeCase, go_env, raw_stacks, record_burn, run  # noqa: E402
+
+HOSTS = ("a", "b", "c")
+
+
+def folded_lines(text):
+    """{whole folded line without its count: weight}."""
+    out = Counter()
+    for line in text.splitlines():
+        stack, w = line.rsplit(" ", 1)
+        out[stack] += int(w)
+    return out
+
+
+class MergeTest(PymergeCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pm-merge-")
+        cls.env = go_env(cls.dir)
+        # the folders, as pyperf-record -o wrote them
+        cls.recs = {h: os.path.dirname(record_burn(cls.dir, "host-" + h)[0]) for h in HOSTS}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def out(self, *args):
+        """pymerge's standard output."""
+        return self.pymerge(*args).stdout
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def each(self, fmt, ext):
+        """Each recording written as fmt: {host: path}."""
+        out = {}
+        for h in HOSTS:
+            out[h] = self.path("%s.%s" % (h, ext))
+            self.pymerge("--format", fmt, "-o", out[h], os.path.join(self.recs[h], "perf.data"))
+        return out
+
+    def summed(self):
+        total = Counter()
+        for h in HOSTS:
+            total.update(folded_lines(self.out(os.path.join(self.recs[h], "perf.data"))))
+        return total
+
+    def test_merge_of_recordings_is_the_sum_of_their_folded_outputs(self):
+        want = self.summed()
+        self.assertGreater(len(want), 10)
+        # recording folders and perf.data files alike
+        got = folded_lines(self.out("merge", *[self.recs[h] for h in HOSTS]))
+        self.assertEqual(got, want)
+        # -o's extension picks the format; the folded files merge the same
+        merged = self.path("rec.folded")
+        self.pymerge("merge", "-o", merged, *[os.path.join(self.recs[h], "perf.data") for h in HOSTS])
+        with open(merged) as f:
+            self.assertEqual(folded_lines(f.read()), want)
+        folded = self.each("folded", "folded")
+        self.assertEqual(folded_lines(self.out("merge", *folded.values())), want)
+        # pprof out: go tool pprof sees the same sum
+        pb = self.path("rec.pb.gz")
+        self.pymerge("merge", "-o", pb, *[self.recs[h] for h in HOSTS])
+        stacks = Counter()
+        for line, w in want.items():
+            stacks[tuple(line.split(";")[1:])] += w
+        self.assertEqual(raw_stacks(self.go_pprof("-raw", pb)), stacks)
+        # diff reads both merged outputs, and they agree
+        r = run([PYMERGE, "diff", "--format", "table", "--top", "100000", "--fail-above", "0.01",
+                 merged, pb])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("hot (burn.py)", r.stdout)
+
+    def test_pprof_inputs_keep_their_labels(self):
+        pbs = self.each("pprof", "pb.gz")
+        want = self.summed()
+        args = []
+        for h in HOSTS:
+            args += ["--label", "host=" + h, pbs[h]]
+        out = self.path("hosts.pb.gz")
+        self.pymerge("merge", "-o", out, *args)
+        raw = self.go_pprof("-raw", out)
+        for h in HOSTS:
+            self.assertRegex(raw, r"host:\[%s\]" % h)
+        # -tags: each host's share is its own recording's total
+        tags = self.go_pprof("-tags", "-unit", "ns", out)
+        for h in HOSTS:
+            own = sum(folded_lines(self.out("--input", "pprof", pbs[h])).values())
+            self.assertRegex(tags, r"\b%d(?:\.0)?ns \(\s*[\d.]+%%\): %s\n" % (own, h), tags)
+        # merged again, a merged profile keeps its tags, after the new label
+        again = self.path("again.pb.gz")
+        self.pymerge("merge", "--label", "release=r2", out, "-o", again)
+        raw = self.go_pprof("-raw", again)
+        self.assertRegex(raw, r"release:\[r2\]")
+        self.assertRegex(raw, r"host:\[b\]")
+        # without --label, the file name is the tag
+        self.assertRegex(self.go_pprof("-raw", self.merged_default(pbs)), r"input:\[\S*a\.pb\.gz\]")
+        # --label-frames: [host=X] under each root, folded; the sum stays
+        lf = folded_lines(self.out("merge", "--label-frames", *args))
+        plain = Counter()
+        for line, w in lf.items():
+            parts = line.split(";")
+            self.assertRegex(parts[1], r"^\[host=[abc]\]$")
+            plain[";".join(parts[:1] + parts[2:])] += w
+        self.assertEqual(plain, want)
+
+    def merged_default(self, pbs):
+        out = self.path("default.pb.gz")
+        self.pymerge("merge", "--format", "pprof", "-o", out, *pbs.values())
+        return out
+
+    def test_mappings_carry_dsos_and_build_ids(self):
+        data = os.path.join(self.recs["a"], "perf.data")
+        pb = self.path("maps.pb.gz")
+        self.pymerge("--format", "pprof", "-o", pb, data)
+        raw = self.go_pprof("-raw", pb)
+        maps = {}
+        for line in raw.split("\nMappings\n", 1)[1].splitlines():
+            m = re.match(r"^\d+: 0x0/0x0/0x0 (\S+) ([0-9a-f]*)\s*\[FN\]$", line)
+            self.assertTrue(m, line)
+            maps[m.group(1)] = m.group(2)
+        # perf's own list of the recorded build ids agrees
+        r = subprocess.run(["perf", "buildid-list", "-i", data], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=300)
+        recorded = dict(reversed(l.split(" ", 1)) for l in r.stdout.splitlines() if " " in l)
+        libc = [p for p in maps if re.search(r"/libc\.so\.6$", p)]
+        self.assertTrue(libc, maps)
+        self.assertRegex(maps[libc[0]], r"^[0-9a-f]{40}$")
+        checked = 0
+        for path, bid in maps.items():
+            if bid and path in recorded:
+                self.assertEqual(bid, recorded[path][:len(bid)], path)
+                checked += 1
+        self.assertGreater(checked, 0, (maps, recorded))
+        # native locations point at their mapping: libc's frames
+        self.assertRegex(raw, r"M=%d " % (list(maps).index(libc[0]) + 1))
+        # read back and merged, the mappings stay
+        again = self.path("maps-again.pb.gz")
+        self.pymerge("merge", "-o", again, pb)
+        self.assertIn("%s %s [FN]" % (libc[0], maps[libc[0]]), self.go_pprof("-raw", again))
+
+    def test_bad_inputs_are_one_line_and_exit_2(self):
+        good = self.recs["a"]
+        pb = self.each("pprof", "pb.gz")["b"]
+        with open(pb, "rb") as f:
+            body = f.read()
+        bad = {}
+        for name, data in {"truncated.pb.gz": body[:len(body) // 2],
+                           "wrong-magic.pb.gz": b"PK\x03\x04" + body[4:],
+                           "garbage.folded": b"not a folded line\n"}.items():
+            bad[name] = self.path(name)
+            with open(bad[name], "wb") as f:
+                f.write(data)
+        bad["missing"] = self.path("no-such-recording")
+        for name, path in bad.items():
+            with self.subTest(name=name):
+                r = run([PYMERGE, "merge", "-o", self.path("out.pb.gz"), good, path, good])
+                self.assertEqual(r.returncode, 2, (r.stdout[:200], r.stderr))
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertTrue(r.stderr.startswith("pymerge: " + path + ": "), r.stderr)
+        # a label without a value is bad usage
+        r = run([PYMERGE, "merge", "--label", "host", good])
+        self.assertEqual(r.returncode, 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
