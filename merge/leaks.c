@@ -1,0 +1,138 @@
+/* leaks.c - allocations paired with their frees (see leaks.h). */
+#include "leaks.h"
+#include "idmap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct pending {                /* an entry waiting for its return */
+    uint64_t bytes, old;
+    uint32_t thread, stack;
+    uint8_t fn;
+};
+
+struct tstack {                 /* one thread's pending entries, innermost last */
+    struct pending *e;
+    size_t n, cap;
+};
+
+struct leaks {
+    struct leak_block *blocks;
+    size_t n, cap;
+    struct idmap by_ptr;        /* ptr -> index + 1 of its latest block */
+    struct idmap by_tid;        /* tid -> struct tstack */
+    struct leak_counts c;
+};
+
+struct leaks *leaks__new(void)
+{
+    struct leaks *l = xcalloc(1, sizeof(*l));
+    idmap__init(&l->by_ptr);
+    idmap__init(&l->by_tid);
+    return l;
+}
+
+void leaks__delete(struct leaks *l)
+{
+    if (!l)
+        return;
+    void *v;
+    for (size_t i = 0; idmap__next(&l->by_tid, &i, &v);) {
+        free(((struct tstack *)v)->e);
+        free(v);
+    }
+    idmap__exit(&l->by_tid);
+    idmap__exit(&l->by_ptr);
+    free(l->blocks);
+    free(l);
+}
+
+static struct tstack *tstack_of(struct leaks *l, uint32_t tid)
+{
+    struct tstack *t = idmap__get(&l->by_tid, tid);
+    if (!t) {
+        t = xcalloc(1, sizeof(*t));
+        idmap__put(&l->by_tid, tid, t);
+    }
+    return t;
+}
+
+void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes, uint64_t old,
+                  uint32_t thread, uint32_t stack, uint64_t time)
+{
+    (void)time;
+    struct tstack *t = tstack_of(l, tid);
+    GROW(t->e, t->cap, t->n + 1);
+    t->e[t->n++] = (struct pending){bytes, old, thread, stack, (uint8_t)fn};
+}
+
+/* The live block at ptr, or NULL. */
+static struct leak_block *live(struct leaks *l, uint64_t ptr)
+{
+    uintptr_t at = (uintptr_t)idmap__get(&l->by_ptr, ptr);
+    return at && !l->blocks[at - 1].end ? &l->blocks[at - 1] : NULL;
+}
+
+/* Ends ptr's block at time; 0, or -ENOENT when it was not live. */
+static int release(struct leaks *l, uint64_t ptr, uint64_t time)
+{
+    struct leak_block *b = live(l, ptr);
+    if (!b)
+        return -ENOENT;
+    b->end = time ? time : 1;   /* 0 means live */
+    return 0;
+}
+
+void leaks__return(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t ptr, uint64_t time)
+{
+    struct tstack *t = idmap__get(&l->by_tid, tid);
+    size_t i = t ? t->n : 0;
+    /* The innermost entry of this function; any inside it lost their return. */
+    while (i > 0 && t->e[i - 1].fn != fn)
+        i--;
+    if (i == 0) {
+        l->c.unpaired++;
+        return;
+    }
+    struct pending e = t->e[i - 1];
+    l->c.unpaired += t->n - i;
+    t->n = i - 1;
+    if (fn == LEAK_REALLOC && e.old && (ptr || !e.bytes)) {
+        /* Moved or released (realloc(p, 0)); glibc frees the latter through
+         * free(), which the recording may have seen already. */
+        if (release(l, e.old, time) < 0 && e.bytes)
+            l->c.unknown_frees++;
+    }
+    if (!ptr) {
+        l->c.failed += e.bytes != 0;
+        return;
+    }
+    release(l, ptr, time);      /* still live: its free was not recorded */
+    GROW(l->blocks, l->cap, l->n + 1);
+    l->blocks[l->n++] = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
+    idmap__put(&l->by_ptr, ptr, (void *)(uintptr_t)l->n);
+}
+
+void leaks__free(struct leaks *l, uint64_t ptr, uint64_t time)
+{
+    if (ptr && release(l, ptr, time) < 0)
+        l->c.unknown_frees++;
+}
+
+const struct leak_block *leaks__blocks(struct leaks *l, size_t *n)
+{
+    void *v;
+    for (size_t i = 0; idmap__next(&l->by_tid, &i, &v);) {
+        struct tstack *t = v;
+        l->c.unpaired += t->n;
+        t->n = 0;
+    }
+    *n = l->n;
+    return l->blocks;
+}
+
+struct leak_counts leaks__counts(const struct leaks *l)
+{
+    return l->c;
+}

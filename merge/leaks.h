@@ -1,0 +1,63 @@
+/*
+ * leaks.h - allocations paired with their frees (the leaks mode): which
+ * blocks are still live at the end of a recording, and since when.
+ *
+ * The allocator's events come in three kinds, each from one thread:
+ *   an entry    malloc, calloc, realloc or aligned_alloc with the bytes
+ *               asked for (realloc: also the block it resizes) and the
+ *               stack that asked;
+ *   a return    the same function's return with the pointer it gave;
+ *   a free      free(ptr).
+ * An entry waits on its thread until that thread's return of the same
+ * function: a per-thread stack of pending entries, because an allocator
+ * may call another one (glibc's realloc(NULL, n) calls malloc) and the
+ * inner return comes first.  A returned pointer becomes a live block; a
+ * free, or a realloc that moved or released it, ends it.  A pointer given
+ * again while still live replaces the old block (the inner malloc of a
+ * realloc(NULL, n), or a free that was not recorded).
+ *
+ * Frees of pointers never seen allocated (made before the recording
+ * started) are only counted: they are nothing this recording can blame.
+ */
+#ifndef PYMERGE_LEAKS_H
+#define PYMERGE_LEAKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum leak_fn { LEAK_MALLOC, LEAK_CALLOC, LEAK_REALLOC, LEAK_ALIGNED };
+
+struct leak_block {
+    uint64_t ptr, bytes;
+    uint64_t time, end;         /* allocated at; freed at, 0 while live */
+    uint32_t thread, stack;     /* profile ids of who asked */
+};
+
+struct leak_counts {
+    uint64_t unknown_frees;     /* frees (and reallocs) of pointers never seen allocated */
+    uint64_t unpaired;          /* returns without their entry, entries without return */
+    uint64_t failed;            /* returns of NULL */
+};
+
+struct leaks;
+
+struct leaks *leaks__new(void);
+void leaks__delete(struct leaks *l);    /* accepts NULL */
+
+/* tid enters fn, asking for bytes (old: the block realloc resizes, or 0),
+ * on behalf of (thread, stack). */
+void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes, uint64_t old,
+                  uint32_t thread, uint32_t stack, uint64_t time);
+
+/* tid's fn returned ptr. */
+void leaks__return(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t ptr, uint64_t time);
+
+/* free(ptr). */
+void leaks__free(struct leaks *l, uint64_t ptr, uint64_t time);
+
+/* Every block, in the order allocated; entries still pending count as
+ * unpaired from now on. */
+const struct leak_block *leaks__blocks(struct leaks *l, size_t *n);
+struct leak_counts leaks__counts(const struct leaks *l);
+
+#endif

@@ -1,0 +1,117 @@
+/* test_leaks.c - the leaks mode's pairing (merge/leaks.c) on hand-made
+ * event sequences: entries to returns per thread, nesting, frees, realloc,
+ * pointers reused, frees of the unknown. */
+#include "check.h"
+#include "leaks.h"
+
+/* The block allocated n-th (0-based). */
+static const struct leak_block *nth(struct leaks *l, size_t i)
+{
+    size_t n;
+    const struct leak_block *b = leaks__blocks(l, &n);
+    CHECK(i < n);
+    return &b[i];
+}
+
+static size_t n_blocks(struct leaks *l)
+{
+    size_t n;
+    leaks__blocks(l, &n);
+    return n;
+}
+
+/* Two threads interleaved: each return pairs with its own thread's entry. */
+static void threads(void)
+{
+    struct leaks *l = leaks__new();
+    leaks__enter(l, 1, LEAK_MALLOC, 100, 0, 10, 20, 1);
+    leaks__enter(l, 2, LEAK_CALLOC, 300, 0, 11, 21, 2);
+    leaks__return(l, 2, LEAK_CALLOC, 0x2000, 3);
+    leaks__return(l, 1, LEAK_MALLOC, 0x1000, 4);
+    CHECK(n_blocks(l) == 2);
+    CHECK(nth(l, 0)->ptr == 0x2000 && nth(l, 0)->bytes == 300 && nth(l, 0)->stack == 21);
+    CHECK(nth(l, 1)->ptr == 0x1000 && nth(l, 1)->bytes == 100 && nth(l, 1)->thread == 10);
+    leaks__free(l, 0x1000, 5);
+    CHECK(nth(l, 1)->end == 5 && nth(l, 0)->end == 0);
+    leaks__free(l, 0x1000, 6);              /* twice: not live any more */
+    leaks__free(l, 0x9000, 7);              /* allocated before the recording */
+    leaks__free(l, 0, 8);                   /* free(NULL) is nothing */
+    struct leak_counts c = leaks__counts(l);
+    CHECK(c.unknown_frees == 2 && c.unpaired == 0 && c.failed == 0);
+    leaks__delete(l);
+}
+
+/* realloc(NULL, n) calls malloc inside: the inner return pairs with the
+ * inner entry, and the outer return gives the same pointer again, which
+ * replaces the block (no double count). */
+static void nested(void)
+{
+    struct leaks *l = leaks__new();
+    leaks__enter(l, 1, LEAK_REALLOC, 64, 0, 1, 7, 1);
+    leaks__enter(l, 1, LEAK_MALLOC, 64, 0, 1, 8, 2);
+    leaks__return(l, 1, LEAK_MALLOC, 0x100, 3);
+    leaks__return(l, 1, LEAK_REALLOC, 0x100, 4);
+    CHECK(n_blocks(l) == 2);
+    CHECK(nth(l, 0)->end == 4 && nth(l, 1)->end == 0 && nth(l, 1)->stack == 7);
+    CHECK(leaks__counts(l).unpaired == 0);
+    leaks__delete(l);
+}
+
+/* realloc moves a block, keeps it in place, releases it (size 0, after
+ * glibc's own free), and fails (NULL: the old block stays live). */
+static void reallocs(void)
+{
+    struct leaks *l = leaks__new();
+    leaks__enter(l, 1, LEAK_MALLOC, 10, 0, 1, 1, 1);
+    leaks__return(l, 1, LEAK_MALLOC, 0xa0, 2);
+    leaks__enter(l, 1, LEAK_REALLOC, 20, 0xa0, 1, 2, 3);
+    leaks__return(l, 1, LEAK_REALLOC, 0xb0, 4);          /* moved */
+    CHECK(nth(l, 0)->end == 4 && nth(l, 1)->ptr == 0xb0 && nth(l, 1)->bytes == 20);
+    leaks__enter(l, 1, LEAK_REALLOC, 30, 0xb0, 1, 3, 5);
+    leaks__return(l, 1, LEAK_REALLOC, 0xb0, 6);          /* in place */
+    CHECK(nth(l, 1)->end == 6 && nth(l, 2)->bytes == 30 && !nth(l, 2)->end);
+    leaks__enter(l, 1, LEAK_REALLOC, 1u << 30, 0xb0, 1, 4, 7);
+    leaks__return(l, 1, LEAK_REALLOC, 0, 8);             /* failed */
+    CHECK(!nth(l, 2)->end && n_blocks(l) == 3);
+    leaks__enter(l, 1, LEAK_REALLOC, 0, 0xb0, 1, 5, 9);
+    leaks__free(l, 0xb0, 10);
+    leaks__return(l, 1, LEAK_REALLOC, 0, 11);            /* released */
+    CHECK(nth(l, 2)->end == 10 && n_blocks(l) == 3);
+    leaks__enter(l, 1, LEAK_REALLOC, 8, 0xdead, 1, 6, 12);
+    leaks__return(l, 1, LEAK_REALLOC, 0xc0, 13);         /* of a block from before */
+    struct leak_counts c = leaks__counts(l);
+    CHECK(c.unknown_frees == 1 && c.failed == 1 && c.unpaired == 0);
+    CHECK(nth(l, 3)->ptr == 0xc0 && !nth(l, 3)->end);
+    leaks__delete(l);
+}
+
+/* A free never recorded: the pointer comes back live, replacing the old
+ * block.  Lost events: a return without entry, an entry whose return was
+ * lost under another, an entry still pending at the end. */
+static void lost(void)
+{
+    struct leaks *l = leaks__new();
+    leaks__enter(l, 1, LEAK_MALLOC, 5, 0, 1, 1, 1);
+    leaks__return(l, 1, LEAK_MALLOC, 0x50, 2);
+    leaks__enter(l, 1, LEAK_MALLOC, 6, 0, 1, 2, 3);
+    leaks__return(l, 1, LEAK_MALLOC, 0x50, 4);
+    CHECK(nth(l, 0)->end == 4 && !nth(l, 1)->end && nth(l, 1)->bytes == 6);
+    leaks__return(l, 3, LEAK_MALLOC, 0x60, 5);           /* no entry */
+    leaks__enter(l, 1, LEAK_CALLOC, 7, 0, 1, 3, 6);
+    leaks__enter(l, 1, LEAK_MALLOC, 8, 0, 1, 4, 7);      /* its return is lost */
+    leaks__return(l, 1, LEAK_CALLOC, 0x70, 8);
+    CHECK(nth(l, 2)->ptr == 0x70 && nth(l, 2)->bytes == 7);
+    leaks__enter(l, 2, LEAK_ALIGNED, 9, 0, 2, 5, 9);     /* still pending */
+    CHECK(n_blocks(l) == 3);
+    CHECK(leaks__counts(l).unpaired == 3);
+    leaks__delete(l);
+}
+
+int main(void)
+{
+    threads();
+    nested();
+    reallocs();
+    lost();
+    return 0;
+}
