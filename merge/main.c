@@ -72,6 +72,11 @@ static const char usage[] =
     "                        calls: pyperfmap's function__entry/return probes\n"
     "                          (pyperf-record --mode calls): every call a span;\n"
     "                          wall-ns (time at each stack), count, latency-ns\n"
+    "                        alloc: uprobes on malloc, calloc, realloc... (pyperf-record\n"
+    "                          --mode alloc) and mmap: bytes asked for, or count\n"
+    "                        leaks: allocations paired with their frees: blocks still\n"
+    "                          live at the end (live-bytes; count, bytes allocated);\n"
+    "                          --format table: live bytes over time, top stacks\n"
     "                          pymerge --mode offcpu --tid rec/perf.data\n"
     "  --only REGEX          calls: keep the Python calls whose name or file matches\n"
     "                          (extended regex); the others' time is their caller's\n"
@@ -389,6 +394,8 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "wall")) o->mode = MODE_WALL;
             else if (!strcmp(optarg, "syscalls")) o->mode = MODE_SYSCALLS;
             else if (!strcmp(optarg, "calls")) o->mode = MODE_CALLS;
+            else if (!strcmp(optarg, "alloc")) o->mode = MODE_ALLOC;
+            else if (!strcmp(optarg, "leaks")) o->mode = MODE_LEAKS;
             else goto bad;
             break;
         case O_NO_LEAF: o->view.native_leaf = 0; break;

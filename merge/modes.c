@@ -52,6 +52,10 @@ static enum mode detect(struct perf_reader *r)
 {
     if (has_probe(r, "function__entry"))
         return MODE_CALLS;
+    if (has_probe(r, "malloc__return") && has_probe(r, "free"))
+        return MODE_LEAKS;
+    if (has_probe(r, "malloc"))
+        return MODE_ALLOC;
 
     int sw = has_event(r, "sched:sched_switch");
     int clock = has_event(r, "cpu-clock") || has_event(r, "task-clock");
@@ -152,11 +156,60 @@ static int calls_init(struct modes *m, struct perf_reader *r, const char *shown)
     return 0;
 }
 
+/* The allocator probes pyperf-record sets (by their names in its group),
+ * the mmap system call, and what each says: sizes at the entries, the
+ * pointer at a return, a free and a realloc's entry. */
+static int alloc_init(struct modes *m, struct perf_reader *r, const char *shown)
+{
+    static const char *const fns[] = {[LEAK_MALLOC] = "malloc", [LEAK_CALLOC] = "calloc",
+                                      [LEAK_REALLOC] = "realloc", [LEAK_ALIGNED] = "aligned_alloc"};
+    m->af = xcalloc(m->n_roles + 1, sizeof(*m->af));
+    for (size_t i = 0; i < m->n_roles; i++) {
+        const struct pd_attr *a = perf_reader__attr(r, i);
+        struct alloc_fields *f = &m->af[i];
+        const char *size = "bytes";
+        char ret[32];
+        f->fn = ALLOC_MMAP;
+        for (uint8_t k = 0; k < sizeof(fns) / sizeof(*fns); k++) {
+            snprintf(ret, sizeof ret, "%s__return", fns[k]);
+            if (is_probe(a->name, fns[k]))
+                m->role[i] = ROLE_ALLOC, f->fn = k;
+            else if (m->mode == MODE_LEAKS && is_probe(a->name, ret))
+                m->role[i] = ROLE_ALLOC_RETURN, f->fn = k;
+        }
+        if (is_probe(a->name, "posix_memalign"))      /* its pointer comes back in memory */
+            m->role[i] = m->mode == MODE_ALLOC ? ROLE_ALLOC : ROLE_NONE;
+        if (m->mode == MODE_LEAKS && is_probe(a->name, "free"))
+            m->role[i] = ROLE_FREE;
+        if (m->mode == MODE_ALLOC && event_matches(a->name, "syscalls:sys_enter_mmap"))
+            m->role[i] = ROLE_ALLOC, size = "len";
+        if (m->role[i] == ROLE_NONE)
+            continue;
+        uint64_t id;
+        int need_size = m->role[i] == ROLE_ALLOC, need_ptr = m->role[i] != ROLE_ALLOC;
+        if (!m->td || !tracepoint(a, &id) ||
+            (need_size && tracedata__field(m->td, id, size, &f->bytes) < 0) ||
+            (need_ptr && tracedata__field(m->td, id, "ptr", &f->ptr) < 0)) {
+            fprintf(stderr, "pymerge: %s: %s has no field %s (no tracing data in the recording?)\n",
+                    shown, a->name, need_size ? size : "ptr");
+            return -EINVAL;
+        }
+        f->has_nmemb = tracedata__field(m->td, id, "nmemb", &f->nmemb) == 0;
+        f->has_ptr = need_ptr || tracedata__field(m->td, id, "ptr", &f->ptr) == 0;
+    }
+    if (m->mode == MODE_LEAKS) {
+        m->leaks = leaks__new();
+        profile__keep_time(m->p);       /* the growth table */
+    }
+    return 0;
+}
+
 int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_reader *r,
                 const char *event, const char *first, const char *weight, const char *shown)
 {
     memset(m, 0, sizeof(*m));
     m->p = p;
+    m->shown = shown;
     m->field = -1;
     m->mode = want != MODE_AUTO ? want : event ? MODE_CPU : detect(r);
     if (!event)
@@ -225,6 +278,20 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
             return -EINVAL;
         break;
     }
+    case MODE_ALLOC: {
+        struct value_type t[] = {{"count", "count"}, {"bytes", "bytes"}};
+        profile__set_types(p, t, 2, 1);
+        if (alloc_init(m, r, shown) < 0)
+            return -EINVAL;
+        break;
+    }
+    case MODE_LEAKS: {
+        struct value_type t[] = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"}};
+        profile__set_types(p, t, 3, 1);
+        if (alloc_init(m, r, shown) < 0)
+            return -EINVAL;
+        break;
+    }
     }
     if (m->mode == MODE_OFFCPU || m->mode == MODE_WALL) {
         if (need_field(m, r, "sched:sched_switch", "prev_state", &m->f_state, shown) < 0)
@@ -277,6 +344,8 @@ void modes__exit(struct modes *m)
     tracedata__delete(m->td);
     intervals__delete(m->spans);
     calls__delete(m->calls);
+    leaks__delete(m->leaks);
+    free(m->af);
     free(m->f_key);
     free(m->role);
     memset(m, 0, sizeof(*m));
@@ -312,6 +381,11 @@ int modes__marker(const struct modes *m, const struct pd_sample *s, char *buf, s
             snprintf(buf, len, "[syscall %" PRId64 "]", (int64_t)v);
         return 1;
     }
+    case ROLE_ALLOC:
+        if (m->af[s->attr_idx].fn != ALLOC_MMAP)
+            return 0;
+        snprintf(buf, len, "[mmap]");
+        return 1;
     default:
         return 0;
     }
@@ -342,6 +416,34 @@ void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v)
         v[m->v_wall] = v[m->v_cpu];
     if (m->field >= 0 && td_field__read(&m->f_weight, s->raw, s->raw_size, &v[m->field]) < 0)
         v[m->field] = 0;
+}
+
+/* An allocator's entry (alloc: its bytes; leaks: waits for its return),
+ * return or free.  A field outside the event reads as 0: nothing asked,
+ * NULL given. */
+static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
+{
+    const struct alloc_fields *f = &m->af[s->attr_idx];
+    uint64_t bytes = 0, nmemb = 1, ptr = 0;
+    enum role role = modes__role(m, s->attr_idx);
+    if (role == ROLE_ALLOC && td_field__read(&f->bytes, s->raw, s->raw_size, &bytes) < 0)
+        bytes = 0;
+    if (f->has_nmemb && td_field__read(&f->nmemb, s->raw, s->raw_size, &nmemb) < 0)
+        nmemb = 0;
+    if (f->has_ptr && td_field__read(&f->ptr, s->raw, s->raw_size, &ptr) < 0)
+        ptr = 0;
+    if (__builtin_mul_overflow(bytes, nmemb, &bytes))  /* calloc fails those */
+        bytes = 0;
+    if (m->mode == MODE_ALLOC) {
+        uint64_t v[PROFILE_MAX_VALUES] = {1, bytes};
+        profile__add(m->p, thread, stack, s->time, v);
+    } else if (role == ROLE_ALLOC) {
+        leaks__enter(m->leaks, s->tid, (enum leak_fn)f->fn, bytes, ptr, thread, stack, s->time);
+    } else if (role == ROLE_ALLOC_RETURN) {
+        leaks__return(m->leaks, s->tid, (enum leak_fn)f->fn, ptr, s->time);
+    } else {
+        leaks__free(m->leaks, ptr, s->time);
+    }
 }
 
 void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
@@ -376,6 +478,11 @@ void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, 
     case ROLE_SYS_EXIT:
         if (intervals__close(m->spans, s->tid, &old))
             close_span(m, &old, s->time);
+        break;
+    case ROLE_ALLOC:
+    case ROLE_ALLOC_RETURN:
+    case ROLE_FREE:
+        alloc_event(m, s, thread, stack);
         break;
     case ROLE_CALL_ENTRY:       /* modes__call's */
     case ROLE_CALL_RETURN:
@@ -423,8 +530,33 @@ void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time)
     calls__exit(m->calls, tid, time);
 }
 
+/* The leaks mode's end: every block's bytes over its lifetime (a block
+ * live at the end lasts past it), what is still live by stack, and one line
+ * on what could not be blamed. */
+static void leaks_finish(struct modes *m)
+{
+    size_t n;
+    const struct leak_block *b = leaks__blocks(m->leaks, &n);
+    uint64_t live = 0, live_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v[PROFILE_MAX_VALUES] = {!b[i].end, b[i].end ? 0 : b[i].bytes, b[i].bytes};
+        profile__add_values(m->p, b[i].thread, b[i].stack, v);
+        profile__add_timed(m->p, b[i].thread, b[i].stack, b[i].time,
+                           b[i].end ? b[i].end : m->last_time + 1, b[i].bytes);
+        live += v[0];
+        live_bytes += v[1];
+    }
+    struct leak_counts c = leaks__counts(m->leaks);
+    fprintf(stderr, "pymerge: %s: %" PRIu64 " blocks (%" PRIu64 " bytes) still live of %zu allocated;"
+            " %" PRIu64 " frees of blocks allocated before the recording (not counted), %" PRIu64
+            " allocator events unpaired, %" PRIu64 " failed\n", m->shown, live, live_bytes, n,
+            c.unknown_frees, c.unpaired, c.failed);
+}
+
 void modes__finish(struct modes *m)
 {
+    if (m->leaks)
+        leaks_finish(m);
     if (m->calls)
         calls__finish(m->calls, m->last_time);
     struct span sp;

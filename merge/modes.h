@@ -8,6 +8,13 @@
  *             wall-ns, a function's share of elapsed time
  *   syscalls  raw_syscalls:sys_enter paired with sys_exit: count and
  *             latency-ns per stack, the call's name as the leaf
+ *   alloc     uprobes on the C allocator's entries (pyperf_PID:malloc...,
+ *             with the size asked for) and mmap calls: count and bytes
+ *             per stack (calloc: nmemb * bytes), bytes by default
+ *   leaks     those entries paired with their returns and the frees
+ *             (leaks.c): the blocks still live at the end by allocating
+ *             stack (count, live-bytes, bytes), live-bytes by default;
+ *             time order kept for the growth table
  *   calls     pyperfmap's function__entry/function__return probes (and
  *             system calls, when recorded), without stacks: calls.c makes
  *             the stacks, each call a span (count, wall-ns, latency-ns)
@@ -21,6 +28,7 @@
 
 #include "calls.h"
 #include "intervals.h"
+#include "leaks.h"
 #include "perfdata.h"
 #include "profile.h"
 #include "tracedata.h"
@@ -28,11 +36,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS, MODE_CALLS };
+enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS, MODE_CALLS, MODE_ALLOC,
+            MODE_LEAKS };
 
 /* What a sample of an event is for. */
 enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT, ROLE_CALL_ENTRY,
-            ROLE_CALL_RETURN };
+            ROLE_CALL_RETURN, ROLE_ALLOC, ROLE_ALLOC_RETURN, ROLE_FREE };
+
+/* What an allocator event says, per attr (alloc and leaks modes). */
+struct alloc_fields {
+    struct td_field bytes, nmemb, ptr;
+    uint8_t fn;                 /* enum leak_fn, or ALLOC_MMAP */
+    uint8_t has_nmemb, has_ptr;
+};
+#define ALLOC_MMAP 255
 
 struct modes {
     enum mode mode;
@@ -49,6 +66,9 @@ struct modes {
     uint64_t unpaired;          /* spans that never closed, or lost their close */
     struct calls *calls;        /* calls mode */
     struct td_field *f_key;     /* calls mode, per attr: what an entry or return is of */
+    struct alloc_fields *af;    /* alloc and leaks modes, per attr */
+    struct leaks *leaks;        /* leaks mode */
+    const char *shown;
 };
 
 /*

@@ -259,7 +259,8 @@ static int sample(struct run *x, const struct pd_event *ev)
         call(x, s, role);
         return 0;
     }
-    if (role == ROLE_SYS_EXIT || (role == ROLE_SWITCH && s->tid == 0)) {
+    if (role == ROLE_SYS_EXIT || role == ROLE_ALLOC_RETURN || role == ROLE_FREE ||
+        (role == ROLE_SWITCH && s->tid == 0)) {
         modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
         return 0;
     }

@@ -191,8 +191,7 @@ void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t
     profile__add_span(p, thread, stack, time, time, v);
 }
 
-void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
-                       uint64_t end, const uint64_t *v)
+void profile__add_values(struct profile *p, uint32_t thread, uint32_t stack, const uint64_t *v)
 {
     u64 key = (u64)thread << 32 | stack;
     uintptr_t at = (uintptr_t)idmap__get(&p->sample_by_key, key);
@@ -205,10 +204,27 @@ void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint6
     struct psample *s = &p->samples[at - 1];
     for (size_t i = 0; i < p->n_types; i++)
         s->v[i] += v[i];
+}
+
+void profile__add_timed(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
+                        uint64_t end, uint64_t weight)
+{
     if (p->keep_time) {
         GROW(p->timed, p->cap_timed, p->n_timed + 1);
-        p->timed[p->n_timed++] = (struct ptimed){begin, end, thread, stack, v[p->weight]};
+        p->timed[p->n_timed++] = (struct ptimed){begin, end, thread, stack, weight};
     }
+}
+
+void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
+                       uint64_t end, const uint64_t *v)
+{
+    profile__add_values(p, thread, stack, v);
+    profile__add_timed(p, thread, stack, begin, end, v[p->weight]);
+}
+
+void profile__keep_time(struct profile *p)
+{
+    p->keep_time = 1;
 }
 
 size_t profile__n_samples(const struct profile *p)

@@ -107,6 +107,16 @@ void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t
  * record keeps both ends, for the writers that draw spans (trace). */
 void profile__add_span(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
                        uint64_t end, const uint64_t *v);
+/* The two halves of profile__add_span, for values that are not one span's
+ * (the leaks mode: a block's bytes over its lifetime, live bytes at the end):
+ * values summed into (thread, stack), and a timed record alone, kept only
+ * when time order is. */
+void profile__add_values(struct profile *p, uint32_t thread, uint32_t stack, const uint64_t *v);
+void profile__add_timed(struct profile *p, uint32_t thread, uint32_t stack, uint64_t begin,
+                        uint64_t end, uint64_t weight);
+/* Keeps time order from now on (before any sample): for a mode whose
+ * writers need it whatever the format. */
+void profile__keep_time(struct profile *p);
 
 /* The aggregated samples, in first-seen order. */
 size_t profile__n_samples(const struct profile *p);
