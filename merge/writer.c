@@ -1,6 +1,7 @@
 /* writer.c - the table of output formats (see writer.h). */
 #include "writer.h"
 #include "out_folded.h"
+#include "out_growth.h"
 #include "out_pprof.h"
 #include "out_speedscope.h"
 #include "out_table.h"
@@ -36,6 +37,8 @@ static int trace(FILE *f, const struct profile *p, const struct write_opts *o)
 
 static int table(FILE *f, const struct profile *p, const struct write_opts *o)
 {
+    if (out_growth__applies(p))         /* a leaks recording */
+        return out_growth__write(f, p, o->top);
     return out_table__write(f, p, o->top);
 }
 
