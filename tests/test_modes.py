@@ -495,15 +495,57 @@ class Modes(unittest.TestCase):
         folder, _, _ = self.record("keepfree", "alloc", KEEP_FREE)
         group = self.alloc_group(folder)
         self.assert_no_probes(group)
-        r = self.merge("--event", group + ":malloc", "--weight", "bytes", "--view", "python",
-                       folder + "/perf.data")
+        # pymerge tells the mode from the probes, and weighs by bytes
+        by = self.by_function(self.merge("--view", "python", folder + "/perf.data"))
+        self.assertAlmostEqual(by["keeper"] / (100 * 2 * 65536), 1, delta=0.05)
+        self.assertAlmostEqual(by["freer"] / (100 * 6 * 65536), 1, delta=0.05)
+        self.assertAlmostEqual(by["freer"] / by["keeper"], 3, delta=3 * 0.05)
+        calls = self.by_function(self.merge("--weight", "count", "--view", "python", folder + "/perf.data"),
+                                 "malloc")
+        # the interpreter's own small mallocs under them too (ctypes' call)
+        self.assertAlmostEqual(calls["keeper"] / 200, 1, delta=0.05)
+        self.assertAlmostEqual(calls["freer"] / 600, 1, delta=0.05)
+
+    @staticmethod
+    def by_function(r, leaf=None):
+        """The weights of keeper's and freer's stacks (KEEP_FREE), those
+        ending in leaf if given (keeper's list also grows by realloc)."""
         by = Counter()
         for frames, w in folded(r.stdout):
             for fn in ("keeper", "freer"):
-                if any(f.startswith(fn + " ") for f in frames):
+                if any(f.startswith(fn + " ") for f in frames) and leaf in (None, frames[-1]):
                     by[fn] += w
-        self.assertAlmostEqual(by["keeper"] / (100 * 2 * 65536), 1, delta=0.05)
-        self.assertAlmostEqual(by["freer"] / (100 * 6 * 65536), 1, delta=0.05)
+        return by
+
+    def test_leaks_live_bytes_by_python_function(self):
+        """keeper keeps its 200 blocks of 64 KiB, freer frees its 600: what
+        is live at the end is keeper's, growing over the run; nothing is
+        lost, the probes are gone."""
+        folder, _, _ = self.record("keepfree-leaks", "leaks", KEEP_FREE)
+        self.assert_no_probes(self.alloc_group(folder))
+        data = folder + "/perf.data"
+        r = self.merge("--view", "python", data)
+        live = self.by_function(r)
+        self.assertAlmostEqual(live["keeper"] / (100 * 2 * 65536), 1, delta=0.05)
+        self.assertLess(live["freer"], 0.01 * 100 * 6 * 65536)
+        self.assertRegex(r.stderr, r"still live of \d+ allocated; 0 frees of blocks allocated before")
+        self.assertEqual(self.by_function(self.merge("--weight", "count", "--view", "python", data),
+                                          "malloc")["keeper"], 200)
+        allocated = self.by_function(self.merge("--weight", "bytes", "--view", "python", data))
+        self.assertAlmostEqual(allocated["freer"] / allocated["keeper"], 3, delta=3 * 0.05)
+        # The growth table: keeper's row, its live bytes never shrinking, all of them at the end.
+        table = self.merge("--format", "table", "--view", "python", data).stdout.splitlines()
+        self.assertIn("live bytes of the blocks allocated at", table[0])
+        rows = [line.split() for line in table[1:] if "keeper (keepfree-leaks.py)" in line]
+        self.assertEqual(len(rows), 1, table)
+        columns = [int(c) for c in rows[0][:6]]
+        self.assertEqual(columns, sorted(columns))
+        self.assertAlmostEqual(columns[-1] / (100 * 2 * 65536), 1, delta=0.05)
+        self.assertFalse(any("freer" in line for line in table))
+
+    def test_leaks_probes_removed_after_sigint(self):
+        group, _ = self.interrupt_a_recording("leaks", "free")
+        self.assert_no_probes(group)
 
     def interrupt_a_recording(self, mode, last_probe):
         """Records a sleeping program in mode and interrupts pyperf-record
