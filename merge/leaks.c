@@ -20,7 +20,7 @@ struct tstack {                 /* one thread's pending entries, innermost last 
 struct leaks {
     struct leak_block *blocks;
     size_t n, cap;
-    struct idmap by_ptr;        /* ptr -> index + 1 of its latest block */
+    struct idmap by_pid;        /* pid -> struct idmap: ptr -> index + 1 of its latest block */
     struct idmap by_tid;        /* tid -> struct tstack */
     struct leak_counts c;
 };
@@ -28,7 +28,7 @@ struct leaks {
 struct leaks *leaks__new(void)
 {
     struct leaks *l = xcalloc(1, sizeof(*l));
-    idmap__init(&l->by_ptr);
+    idmap__init(&l->by_pid);
     idmap__init(&l->by_tid);
     return l;
 }
@@ -43,7 +43,11 @@ void leaks__delete(struct leaks *l)
         free(v);
     }
     idmap__exit(&l->by_tid);
-    idmap__exit(&l->by_ptr);
+    for (size_t i = 0; idmap__next(&l->by_pid, &i, &v);) {
+        idmap__exit(v);
+        free(v);
+    }
+    idmap__exit(&l->by_pid);
     free(l->blocks);
     free(l);
 }
@@ -67,24 +71,38 @@ void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes
     t->e[t->n++] = (struct pending){bytes, old, thread, stack, (uint8_t)fn};
 }
 
-/* The live block at ptr, or NULL. */
-static struct leak_block *live(struct leaks *l, uint64_t ptr)
+/* Process pid's blocks by address: two processes (a fork) have the same
+ * addresses. */
+static struct idmap *blocks_of(struct leaks *l, uint32_t pid)
 {
-    uintptr_t at = (uintptr_t)idmap__get(&l->by_ptr, ptr);
+    struct idmap *m = idmap__get(&l->by_pid, pid);
+    if (!m) {
+        m = xmalloc(sizeof(*m));
+        idmap__init(m);
+        idmap__put(&l->by_pid, pid, m);
+    }
+    return m;
+}
+
+/* The live block at ptr, or NULL. */
+static struct leak_block *live(struct leaks *l, struct idmap *by_ptr, uint64_t ptr)
+{
+    uintptr_t at = (uintptr_t)idmap__get(by_ptr, ptr);
     return at && !l->blocks[at - 1].end ? &l->blocks[at - 1] : NULL;
 }
 
 /* Ends ptr's block at time; 0, or -ENOENT when it was not live. */
-static int release(struct leaks *l, uint64_t ptr, uint64_t time)
+static int release(struct leaks *l, struct idmap *by_ptr, uint64_t ptr, uint64_t time)
 {
-    struct leak_block *b = live(l, ptr);
+    struct leak_block *b = live(l, by_ptr, ptr);
     if (!b)
         return -ENOENT;
     b->end = time ? time : 1;   /* 0 means live */
     return 0;
 }
 
-void leaks__return(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t ptr, uint64_t time)
+void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn, uint64_t ptr,
+                   uint64_t time)
 {
     struct tstack *t = idmap__get(&l->by_tid, tid);
     size_t i = t ? t->n : 0;
@@ -96,27 +114,28 @@ void leaks__return(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t ptr,
         return;
     }
     struct pending e = t->e[i - 1];
+    struct idmap *by_ptr = blocks_of(l, pid);
     l->c.unpaired += t->n - i;
     t->n = i - 1;
     if (fn == LEAK_REALLOC && e.old && (ptr || !e.bytes)) {
         /* Moved or released (realloc(p, 0)); glibc frees the latter through
          * free(), which the recording may have seen already. */
-        if (release(l, e.old, time) < 0 && e.bytes)
+        if (release(l, by_ptr, e.old, time) < 0 && e.bytes)
             l->c.unknown_frees++;
     }
     if (!ptr) {
         l->c.failed += e.bytes != 0;
         return;
     }
-    release(l, ptr, time);      /* still live: its free was not recorded */
+    release(l, by_ptr, ptr, time);     /* still live: its free was not recorded */
     GROW(l->blocks, l->cap, l->n + 1);
     l->blocks[l->n++] = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
-    idmap__put(&l->by_ptr, ptr, (void *)(uintptr_t)l->n);
+    idmap__put(by_ptr, ptr, (void *)(uintptr_t)l->n);
 }
 
-void leaks__free(struct leaks *l, uint64_t ptr, uint64_t time)
+void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time)
 {
-    if (ptr && release(l, ptr, time) < 0)
+    if (ptr && release(l, blocks_of(l, pid), ptr, time) < 0)
         l->c.unknown_frees++;
 }
 

@@ -16,6 +16,7 @@
  * again while still live replaces the old block (the inner malloc of a
  * realloc(NULL, n), or a free that was not recorded).
  *
+ * Addresses are per process (a forked child reuses its parent's).
  * Frees of pointers never seen allocated (made before the recording
  * started) are only counted: they are nothing this recording can blame.
  */
@@ -49,11 +50,12 @@ void leaks__delete(struct leaks *l);    /* accepts NULL */
 void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes, uint64_t old,
                   uint32_t thread, uint32_t stack, uint64_t time);
 
-/* tid's fn returned ptr. */
-void leaks__return(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t ptr, uint64_t time);
+/* tid's fn returned ptr, an address in process pid. */
+void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn, uint64_t ptr,
+                   uint64_t time);
 
-/* free(ptr). */
-void leaks__free(struct leaks *l, uint64_t ptr, uint64_t time);
+/* free(ptr) in process pid. */
+void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time);
 
 /* Every block, in the order allocated; entries still pending count as
  * unpaired from now on. */

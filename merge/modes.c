@@ -440,9 +440,9 @@ static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thr
     } else if (role == ROLE_ALLOC) {
         leaks__enter(m->leaks, s->tid, (enum leak_fn)f->fn, bytes, ptr, thread, stack, s->time);
     } else if (role == ROLE_ALLOC_RETURN) {
-        leaks__return(m->leaks, s->tid, (enum leak_fn)f->fn, ptr, s->time);
+        leaks__return(m->leaks, s->pid, s->tid, (enum leak_fn)f->fn, ptr, s->time);
     } else {
-        leaks__free(m->leaks, ptr, s->time);
+        leaks__free(m->leaks, s->pid, ptr, s->time);
     }
 }
 

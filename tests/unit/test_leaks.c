@@ -1,6 +1,6 @@
 /* test_leaks.c - the leaks mode's pairing (merge/leaks.c) on hand-made
  * event sequences: entries to returns per thread, nesting, frees, realloc,
- * pointers reused, frees of the unknown. */
+ * pointers reused, frees of the unknown, two processes. */
 #include "check.h"
 #include "leaks.h"
 
@@ -26,16 +26,21 @@ static void threads(void)
     struct leaks *l = leaks__new();
     leaks__enter(l, 1, LEAK_MALLOC, 100, 0, 10, 20, 1);
     leaks__enter(l, 2, LEAK_CALLOC, 300, 0, 11, 21, 2);
-    leaks__return(l, 2, LEAK_CALLOC, 0x2000, 3);
-    leaks__return(l, 1, LEAK_MALLOC, 0x1000, 4);
+    leaks__return(l, 1, 2, LEAK_CALLOC, 0x2000, 3);
+    leaks__return(l, 1, 1, LEAK_MALLOC, 0x1000, 4);
     CHECK(n_blocks(l) == 2);
     CHECK(nth(l, 0)->ptr == 0x2000 && nth(l, 0)->bytes == 300 && nth(l, 0)->stack == 21);
     CHECK(nth(l, 1)->ptr == 0x1000 && nth(l, 1)->bytes == 100 && nth(l, 1)->thread == 10);
-    leaks__free(l, 0x1000, 5);
+    leaks__free(l, 1, 0x1000, 5);
     CHECK(nth(l, 1)->end == 5 && nth(l, 0)->end == 0);
-    leaks__free(l, 0x1000, 6);              /* twice: not live any more */
-    leaks__free(l, 0x9000, 7);              /* allocated before the recording */
-    leaks__free(l, 0, 8);                   /* free(NULL) is nothing */
+    leaks__free(l, 1, 0x1000, 6);              /* twice: not live any more */
+    leaks__free(l, 1, 0x9000, 7);              /* allocated before the recording */
+    leaks__free(l, 1, 0, 8);                   /* free(NULL) is nothing */
+    leaks__enter(l, 3, LEAK_MALLOC, 50, 0, 12, 22, 9);  /* a forked child: the same address */
+    leaks__return(l, 2, 3, LEAK_MALLOC, 0x2000, 10);
+    CHECK(nth(l, 0)->end == 0 && nth(l, 2)->end == 0);
+    leaks__free(l, 2, 0x2000, 11);
+    CHECK(nth(l, 0)->end == 0 && nth(l, 2)->end == 11);
     struct leak_counts c = leaks__counts(l);
     CHECK(c.unknown_frees == 2 && c.unpaired == 0 && c.failed == 0);
     leaks__delete(l);
@@ -49,8 +54,8 @@ static void nested(void)
     struct leaks *l = leaks__new();
     leaks__enter(l, 1, LEAK_REALLOC, 64, 0, 1, 7, 1);
     leaks__enter(l, 1, LEAK_MALLOC, 64, 0, 1, 8, 2);
-    leaks__return(l, 1, LEAK_MALLOC, 0x100, 3);
-    leaks__return(l, 1, LEAK_REALLOC, 0x100, 4);
+    leaks__return(l, 1, 1, LEAK_MALLOC, 0x100, 3);
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0x100, 4);
     CHECK(n_blocks(l) == 2);
     CHECK(nth(l, 0)->end == 4 && nth(l, 1)->end == 0 && nth(l, 1)->stack == 7);
     CHECK(leaks__counts(l).unpaired == 0);
@@ -63,22 +68,22 @@ static void reallocs(void)
 {
     struct leaks *l = leaks__new();
     leaks__enter(l, 1, LEAK_MALLOC, 10, 0, 1, 1, 1);
-    leaks__return(l, 1, LEAK_MALLOC, 0xa0, 2);
+    leaks__return(l, 1, 1, LEAK_MALLOC, 0xa0, 2);
     leaks__enter(l, 1, LEAK_REALLOC, 20, 0xa0, 1, 2, 3);
-    leaks__return(l, 1, LEAK_REALLOC, 0xb0, 4);          /* moved */
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0xb0, 4);          /* moved */
     CHECK(nth(l, 0)->end == 4 && nth(l, 1)->ptr == 0xb0 && nth(l, 1)->bytes == 20);
     leaks__enter(l, 1, LEAK_REALLOC, 30, 0xb0, 1, 3, 5);
-    leaks__return(l, 1, LEAK_REALLOC, 0xb0, 6);          /* in place */
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0xb0, 6);          /* in place */
     CHECK(nth(l, 1)->end == 6 && nth(l, 2)->bytes == 30 && !nth(l, 2)->end);
     leaks__enter(l, 1, LEAK_REALLOC, 1u << 30, 0xb0, 1, 4, 7);
-    leaks__return(l, 1, LEAK_REALLOC, 0, 8);             /* failed */
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0, 8);             /* failed */
     CHECK(!nth(l, 2)->end && n_blocks(l) == 3);
     leaks__enter(l, 1, LEAK_REALLOC, 0, 0xb0, 1, 5, 9);
-    leaks__free(l, 0xb0, 10);
-    leaks__return(l, 1, LEAK_REALLOC, 0, 11);            /* released */
+    leaks__free(l, 1, 0xb0, 10);
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0, 11);            /* released */
     CHECK(nth(l, 2)->end == 10 && n_blocks(l) == 3);
     leaks__enter(l, 1, LEAK_REALLOC, 8, 0xdead, 1, 6, 12);
-    leaks__return(l, 1, LEAK_REALLOC, 0xc0, 13);         /* of a block from before */
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0xc0, 13);         /* of a block from before */
     struct leak_counts c = leaks__counts(l);
     CHECK(c.unknown_frees == 1 && c.failed == 1 && c.unpaired == 0);
     CHECK(nth(l, 3)->ptr == 0xc0 && !nth(l, 3)->end);
@@ -92,14 +97,14 @@ static void lost(void)
 {
     struct leaks *l = leaks__new();
     leaks__enter(l, 1, LEAK_MALLOC, 5, 0, 1, 1, 1);
-    leaks__return(l, 1, LEAK_MALLOC, 0x50, 2);
+    leaks__return(l, 1, 1, LEAK_MALLOC, 0x50, 2);
     leaks__enter(l, 1, LEAK_MALLOC, 6, 0, 1, 2, 3);
-    leaks__return(l, 1, LEAK_MALLOC, 0x50, 4);
+    leaks__return(l, 1, 1, LEAK_MALLOC, 0x50, 4);
     CHECK(nth(l, 0)->end == 4 && !nth(l, 1)->end && nth(l, 1)->bytes == 6);
-    leaks__return(l, 3, LEAK_MALLOC, 0x60, 5);           /* no entry */
+    leaks__return(l, 1, 3, LEAK_MALLOC, 0x60, 5);           /* no entry */
     leaks__enter(l, 1, LEAK_CALLOC, 7, 0, 1, 3, 6);
     leaks__enter(l, 1, LEAK_MALLOC, 8, 0, 1, 4, 7);      /* its return is lost */
-    leaks__return(l, 1, LEAK_CALLOC, 0x70, 8);
+    leaks__return(l, 1, 1, LEAK_CALLOC, 0x70, 8);
     CHECK(nth(l, 2)->ptr == 0x70 && nth(l, 2)->bytes == 7);
     leaks__enter(l, 2, LEAK_ALIGNED, 9, 0, 2, 5, 9);     /* still pending */
     CHECK(n_blocks(l) == 3);
