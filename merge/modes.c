@@ -195,6 +195,7 @@ static int alloc_init(struct modes *m, struct perf_reader *r, const char *shown)
             return -EINVAL;
         }
         f->has_nmemb = tracedata__field(m->td, id, "nmemb", &f->nmemb) == 0;
+        f->has_flags = f->fn == ALLOC_MMAP && tracedata__field(m->td, id, "flags", &f->flags) == 0;
         f->has_ptr = need_ptr || tracedata__field(m->td, id, "ptr", &f->ptr) == 0;
     }
     if (m->mode == MODE_LEAKS) {
@@ -418,6 +419,9 @@ void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v)
         v[m->field] = 0;
 }
 
+/* mmap's flag for memory that is no file's, on the recording's kernel (x86-64) */
+#define LINUX_MAP_ANONYMOUS 0x20
+
 /* An allocator's entry (alloc: its bytes; leaks: waits for its return),
  * return or free.  A field outside the event reads as 0: nothing asked,
  * NULL given. */
@@ -434,6 +438,11 @@ static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thr
         ptr = 0;
     if (__builtin_mul_overflow(bytes, nmemb, &bytes))  /* calloc fails those */
         bytes = 0;
+    uint64_t flags;
+    /* Memory, not a file (the loader maps every library) */
+    if (f->has_flags && td_field__read(&f->flags, s->raw, s->raw_size, &flags) == 0 &&
+        !(flags & LINUX_MAP_ANONYMOUS))
+        return;
     if (m->mode == MODE_ALLOC) {
         uint64_t v[PROFILE_MAX_VALUES] = {1, bytes};
         profile__add(m->p, thread, stack, s->time, v);

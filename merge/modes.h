@@ -45,9 +45,9 @@ enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT, 
 
 /* What an allocator event says, per attr (alloc and leaks modes). */
 struct alloc_fields {
-    struct td_field bytes, nmemb, ptr;
+    struct td_field bytes, nmemb, ptr, flags;
     uint8_t fn;                 /* enum leak_fn, or ALLOC_MMAP */
-    uint8_t has_nmemb, has_ptr;
+    uint8_t has_nmemb, has_ptr, has_flags;
 };
 #define ALLOC_MMAP 255
 
