@@ -436,8 +436,7 @@ static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thr
         nmemb = 0;
     if (f->has_ptr && td_field__read(&f->ptr, s->raw, s->raw_size, &ptr) < 0)
         ptr = 0;
-    if (__builtin_mul_overflow(bytes, nmemb, &bytes))  /* calloc fails those */
-        bytes = 0;
+    bytes = nmemb && bytes > UINT64_MAX / nmemb ? 0 : bytes * nmemb;  /* calloc fails those */
     uint64_t flags;
     /* Memory, not a file (the loader maps every library) */
     if (f->has_flags && td_field__read(&f->flags, s->raw, s->raw_size, &flags) == 0 &&
