@@ -391,11 +391,15 @@ static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
  * user is refused, and said so). */
 static int try_perfmap(struct dso_syms *ds, const char *path)
 {
+    /* The size before the load: a live process may append while it is
+     * read, and a size taken after would hide those lines from
+     * perfmap_find's reload for good. */
     struct stat st;
+    off_t size = stat(path, &st) == 0 ? st.st_size : 0;
     if (perfmap__load(&ds->map, path) == 0) {
         free(ds->map_path);
         ds->map_path = xstrdup(path);
-        ds->map_size = stat(path, &st) == 0 ? st.st_size : 0;
+        ds->map_size = size;
         return 0;
     }
     if (errno == EPERM)
