@@ -321,7 +321,16 @@ class Attach(unittest.TestCase):
             if f.startswith("_pyperfmap.cpython-%s-" % tag) and f.endswith(".so"):
                 os.unlink(os.path.join(pkg, f))
         t = self.start([python, self.script("loop.py", LOOP)])
-        r = subprocess.run([RECORD, "-o", os.path.join(self.dir, "bad"), "-p", str(t.pid)],
+        # A map left by an earlier process with this PID (maps outlive
+        # their process; PIDs come round) says nothing about this one: it
+        # once made pyperf-record skip this check and record until killed.
+        stale = "/tmp/perf-%d.map" % t.pid
+        self.assertFalse(os.path.exists(stale))
+        with open(stale, "w") as f:
+            f.write("7f0000000000 10 py::old:/gone.py\n")
+        self.addCleanup(lambda: os.path.exists(stale) and os.unlink(stale))
+        os.utime(stale, (time.time() - 3600, time.time() - 3600))
+        r = subprocess.run([RECORD, "-o", os.path.join(self.dir, "bad"), "-p", str(t.pid), "--duration", "5"],
                            env=dict(os.environ, PYTHONPATH=os.path.dirname(pkg)), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
         self.assertEqual(r.returncode, 2, r.stderr)
