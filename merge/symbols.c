@@ -33,6 +33,7 @@ struct dso_syms {               /* per session dso id */
     struct symtab map;          /* DSO_PERFMAP */
     char *map_path;             /* where map came from, and its size then */
     off_t map_size;
+    int interpreter;            /* 0: not known yet, 1: CPython's own code, -1: not */
 };
 
 struct cache_slot {             /* (dso, address) -> frame */
@@ -283,6 +284,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
     f->dso = NULL;
+    f->interp_unnamed = 0;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
@@ -360,8 +362,10 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
 }
 
 /* An address without a symbol: "[dso basename]" as stackcollapse-perf.pl
- * writes it (so "[vdso]" becomes "[[vdso]]" in the native view). */
-static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum frame_kind kind)
+ * writes it (so "[vdso]" becomes "[[vdso]]" in the native view).
+ * interp: the DSO is the interpreter's own code (see is_interpreter). */
+static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum frame_kind kind,
+                              int interp)
 {
     char native[4200], display[4200];
     const char *base = path_basename(dso_path);
@@ -371,7 +375,26 @@ static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum fra
         snprintf(display, sizeof(display), "%s", base);
     else
         snprintf(display, sizeof(display), "[%s]", base);
-    return add_frame(sy, tidy(sy, native, 1), tidy(sy, display, 0), kind, 1);
+    uint32_t id = add_frame(sy, tidy(sy, native, 1), tidy(sy, display, 0), kind, 1);
+    sy->frames[id].interp_unnamed |= (uint8_t)(interp > 0);
+    return id;
+}
+
+/* Is ds CPython's own code (python3.11 with libpython linked in, or
+ * libpython3.x.so)?  Every version 3.8+ exports PyEval_EvalCode, so even a
+ * stripped binary's .dynsym names it.  Looked up once per DSO, and only
+ * when one of its addresses has no symbol. */
+static int is_interpreter(struct dso_syms *ds)
+{
+    if (!ds->interpreter) {
+        ds->interpreter = -1;
+        for (size_t i = 0; i < ds->img.syms.n; i++)
+            if (strcmp(ds->img.syms.syms[i].name, "PyEval_EvalCode") == 0) {
+                ds->interpreter = 1;
+                break;
+            }
+    }
+    return ds->interpreter;
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -546,7 +569,7 @@ static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
         return symbols__named(sy, "[kernel]", FRAME_KERNEL);
     const struct sym *s = symtab__find(&sy->kernel, addr - sy->kernel_shift);
     if (!s)
-        return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL);
+        return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL, 0);
     return symbol_frame(sy, s->name, FRAME_KERNEL, NULL);
 }
 
@@ -566,7 +589,9 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
         else if (elf_image__vaddr(&ds->img, addr - m->start + m->pgoff, &vaddr))
             s = symtab__find(&ds->img.syms, vaddr);
     }
-    uint32_t f = s ? symbol_frame(sy, s->name, kind, d->path) : unknown_frame(sy, d->path, kind);
+    int interp = !s && ds->state == LOADED && d->kind == DSO_FILE && is_interpreter(ds) > 0;
+    uint32_t f = s ? symbol_frame(sy, s->name, kind, d->path)
+                   : unknown_frame(sy, d->path, kind, interp);
     /* where it came from, for pprof's mappings; a name found in several
      * files is one frame, and keeps the first */
     if (!sy->frames[f].dso && d->kind != DSO_PERFMAP)

@@ -31,6 +31,8 @@ struct frame {
     uint8_t kind;           /* enum frame_kind */
     uint8_t plumbing;       /* interpreter internals the mixed view drops */
     uint8_t unknown;        /* no symbol: named after its DSO */
+    uint8_t interp_unnamed; /* no symbol, in the interpreter's own binary (a stripped
+                             * python3.11): plumbing when between two Python frames */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
     const struct dso *dso;  /* native code: the first file it was found in */

@@ -7,6 +7,11 @@
  * _PyFunction_Vectorcall -> "g (a.py)" becomes f -> g, and a sample taken
  * inside the eval loop of g ends at g.  Plumbing between two native frames
  * (no Python frame next to it) is kept: there it is the best name known.
+ * Before that, an unnamed frame of the interpreter's own binary (a stripped
+ * python3.11's "[python3.11]") goes when it lies anywhere between two
+ * Python frames: there it is call machinery or work done for the frame
+ * rootward of it, and says nothing.  Leafward of every Python frame it
+ * stays: there it may be the work itself (a dict lookup, the GC).
  */
 #include "views.h"
 
@@ -38,6 +43,23 @@ static size_t gil_wait(const struct symbols *sy, const uint32_t *in, size_t n, u
         i++;
     while (i < n)
         out[m++] = in[i++];
+    return m;
+}
+
+/* In place (the views' convention for these passes). */
+static size_t drop_interp_unnamed(const struct symbols *sy, uint32_t *fr, size_t n)
+{
+    size_t leafmost = n, rootmost = 0;
+    for (size_t i = 0; i < n; i++)
+        if (symbols__get(sy, fr[i])->kind == FRAME_PYTHON) {
+            if (leafmost == n)
+                leafmost = i;
+            rootmost = i;
+        }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(i > leafmost && i < rootmost && symbols__get(sy, fr[i])->interp_unnamed))
+            fr[m++] = fr[i];
     return m;
 }
 
@@ -95,6 +117,7 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
         return n;
     }
     size_t m = gil_wait(sy, in, n, out);
+    m = drop_interp_unnamed(sy, out, m);
     m = strip_launcher(sy, out, mixed(sy, out, m, out));
     if (o->view == VIEW_MIXED)
         return m;
