@@ -238,8 +238,49 @@ static void load_segments(struct elf_image *img, const struct elf_file *f)
     img->n_loads = elf_loads__read(f->elf, &img->loads);
 }
 
-/* A separate debug file for f that carries a .symtab, or -1. */
-static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const char *path)
+static void bid_hex(char *out, const uint8_t *id, uint8_t size)
+{
+    for (int i = 0; i < size; i++)
+        sprintf(out + 2 * i, "%02x", id[i]);
+    out[2 * size] = 0;
+}
+
+/* cand, if it is an ELF file with build id want.  used (PATH_MAX bytes, or
+ * NULL) receives its path. */
+static int open_copy(struct elf_file *f, const char *cand, const uint8_t *want, uint8_t size,
+                     char *used)
+{
+    if (elf_file_open(f, cand) < 0)
+        return -1;
+    if (same_bid(f, want, size)) {
+        if (used)
+            snprintf(used, PATH_MAX, "%s", cand);
+        return 0;
+    }
+    elf_file_close(f);
+    return -1;
+}
+
+/* A recording folder's copy (pyperf-record --archive):
+ * ARCHIVE/.build-id/xx/rest/NAME, NAME "elf" for the object (a vdso too)
+ * and "debug" for its separate debug file. */
+static int open_archived(struct elf_file *f, const char *archive, const char *name,
+                         const uint8_t *want, uint8_t size, char *used)
+{
+    char hex[41], cand[PATH_MAX];
+    if (!archive || !size)
+        return -1;
+    bid_hex(hex, want, size);
+    int n = snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/%s", archive, hex, hex + 2, name);
+    if (n < 0 || (size_t)n >= sizeof(cand))
+        return -1;
+    return open_copy(f, cand, want, size, used);
+}
+
+/* A separate debug file for f that carries a .symtab, or -1: the recording
+ * folder's copy (archive, may be NULL) first, then where perf looks. */
+static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const char *path,
+                           const char *archive)
 {
     char cand[PATH_MAX];
     GElf_Shdr sh;
@@ -249,6 +290,11 @@ static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const
     const char *slash = strrchr(path, '/');
     int dirlen = slash ? (int)(slash - path) : 0;
 
+    if (open_archived(dbg, archive, "debug", f->bid, f->bid_size, NULL) == 0) {
+        if (section_of_type(dbg, SHT_SYMTAB, &sh))
+            return 0;
+        elf_file_close(dbg);
+    }
     for (int k = 0; k < 4; k++) {
         int n = -1;
         if (k == 0 && name)
@@ -275,7 +321,8 @@ static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const
     return -1;
 }
 
-static int load_from(struct elf_image *img, struct elf_file *f, const char *path)
+static int load_from(struct elf_image *img, struct elf_file *f, const char *path,
+                     const char *archive)
 {
     struct elf_file dbg = {.fd = -1};
     GElf_Shdr sh;
@@ -283,7 +330,7 @@ static int load_from(struct elf_image *img, struct elf_file *f, const char *path
     int ok = 0;
 
     load_segments(img, f);
-    if (open_debug_file(&dbg, f, path) == 0) {
+    if (open_debug_file(&dbg, f, path, archive) == 0) {
         scn = section_of_type(&dbg, SHT_SYMTAB, &sh);
         ok = load_symbols(img, &dbg, scn, &sh);
         elf_file_close(&dbg);
@@ -296,13 +343,6 @@ static int load_from(struct elf_image *img, struct elf_file *f, const char *path
         load_plt(img, f);
     symtab__finish(&img->syms, 0);
     return 0;
-}
-
-static void bid_hex(char *out, const uint8_t *id, uint8_t size)
-{
-    for (int i = 0; i < size; i++)
-        sprintf(out + 2 * i, "%02x", id[i]);
-    out[2 * size] = 0;
 }
 
 /* perf's build-id cache: ~/.debug/.build-id/xx/rest/elf (or $PERF_BUILDID_DIR).
@@ -322,19 +362,11 @@ static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want,
         snprintf(cand + n, sizeof(cand) - n, "/%s/%s/%s", sub, hex, "vdso");
     else
         snprintf(cand + n, sizeof(cand) - n, "/.build-id/%.2s/%s/elf", hex, hex + 2);
-    if (elf_file_open(f, cand) < 0)
-        return -1;
-    if (same_bid(f, want, size)) {
-        if (used)
-            memcpy(used, cand, sizeof(cand));
-        return 0;
-    }
-    elf_file_close(f);
-    return -1;
+    return open_copy(f, cand, want, size, used);
 }
 
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, char *why, size_t whylen)
+                    uint8_t want_size, const char *archive, char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
     char cached[PATH_MAX];
@@ -343,6 +375,8 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
 
     memset(img, 0, sizeof(*img));
     elf_version(EV_CURRENT);
+    if (open_archived(&f, archive, "elf", want, want_size, cached) == 0)
+        goto found_cached;
     if (elf_file_open(&f, path) < 0) {
         int e = errno;
         if (want_size && open_cached(&f, NULL, want, want_size, cached) == 0)
@@ -361,7 +395,7 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
 found_cached:
     used = cached;
 found:
-    ret = load_from(img, &f, path);
+    ret = load_from(img, &f, path, archive);
     elf_file_close(&f);
     if (ret < 0)
         return -ENOEXEC;
@@ -381,7 +415,7 @@ const void *elf_own_vdso(size_t *size)
 }
 
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         char *why, size_t whylen)
+                         const char *archive, char *why, size_t whylen)
 {
     struct elf_file f = {.fd = -1};
     size_t size;
@@ -390,6 +424,8 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
 
     memset(img, 0, sizeof(*img));
     elf_version(EV_CURRENT);
+    if (open_archived(&f, archive, "elf", want, want_size, cached) == 0)
+        base = NULL;
     if (base) {
         /* Copied so libelf may treat the memory as its own. */
         copy = xmalloc(size);
@@ -403,7 +439,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
         snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
         return -1;
     }
-    load_from(img, &f, "[vdso]");
+    load_from(img, &f, "[vdso]", archive);
     elf_file_close(&f);
     free(copy);
     /* The recording machine's vdso: the unwinder must read its CFI too. */

@@ -4,7 +4,10 @@
  * first, then the file's own .symtab, then .dynsym; PLT entries as
  * name@plt.  The file's build id is checked against the one recorded, and
  * perf's build-id cache (~/.debug) supplies the recorded binary when the
- * file on disk has been rebuilt since.
+ * file on disk has been rebuilt since.  Before all of these, a recording
+ * folder's own copies (pyperf-record --archive): ARCHIVE/.build-id/xx/rest/elf
+ * (the object, a vdso too) and .../debug (its debug file), xx/rest being the
+ * build id in hex, as in perf's ~/.debug.
  */
 #ifndef PYMERGE_ELFSYMS_H
 #define PYMERGE_ELFSYMS_H
@@ -37,18 +40,19 @@ struct elf_image {
 
 /*
  * Load the symbols of `path`.  want/want_size: the build id recorded for
- * it (want_size 0: no check).  Returns 0, or a negative errno with the
+ * it (want_size 0: no check).  archive: the recording folder, or NULL.  Returns 0, or a negative errno with the
  * reason in why: -ESTALE when the file was rebuilt since the recording and
  * perf's cache has no copy of the recorded one, -ENOEXEC when it is not a
  * usable ELF file, or the error of opening it.
  * Names are interned in `names`.
  */
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, char *why, size_t whylen);
-/* The same for the vdso: this process's own if its build id matches (file
- * stays NULL), else perf's cached copy (file names it). */
+                    uint8_t want_size, const char *archive, char *why, size_t whylen);
+/* The same for the vdso: the recording folder's copy, else this process's
+ * own if its build id matches (file stays NULL), else perf's cached copy
+ * (file names the copy used). */
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         char *why, size_t whylen);
+                         const char *archive, char *why, size_t whylen);
 void elf_image__exit(struct elf_image *img);
 
 /* This machine's vdso image (mapped in every process), or NULL; *size
