@@ -67,7 +67,7 @@ class Stripped(unittest.TestCase):
         cls.hide = cls.debug and run(HIDE + ["true"], check=False).returncode == 0
         cls.tmp = tempfile.mkdtemp(prefix="pyperfmap-stripped-")
         out = os.path.join(cls.tmp, "rec")
-        run([RECORD, "-o", out, "--", PYTHON, WORKLOAD, "3"])
+        run([RECORD, "-o", out, "--", PYTHON, WORKLOAD, "4"])
         cls.data = os.path.join(out, "perf.data")
 
     @classmethod
