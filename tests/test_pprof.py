@@ -1,6 +1,6 @@
 """pymerge --format pprof, read back by the reference reader, go tool pprof.
 
-A real Python program is recorded by pyperf-record (CPU and wall modes); go
+A real Python program is recorded by pyperf-record (CPU, wall and alloc modes); go
 tool pprof -raw of pymerge's pprof must give exactly the stacks and weights
 of pymerge's folded output of the same recording, -top the same hottest
 functions.  Run by /usr/bin/python3 (meson suite "pprof") with
@@ -198,7 +198,7 @@ class PprofTest(PymergeCase):
         cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
         cls.env = go_env(cls.dir)
         cls.recordings = {mode: record_burn(cls.dir, mode, "--mode", mode)
-                          for mode in ("cpu", "wall")}
+                          for mode in ("cpu", "wall", "alloc")}
 
     @classmethod
     def tearDownClass(cls):
@@ -229,7 +229,8 @@ class PprofTest(PymergeCase):
                     self_w[stack[-1]] += w
                 ranked = sorted(self_w.values(), reverse=True)
                 fifth = ranked[min(4, len(ranked) - 1)]     # ties may reorder the rows
-                for name in top_names(self.go_pprof("-top", pb), 5):
+                # (an allocation profile may have fewer than five leaves)
+                for name in top_names(self.go_pprof("-top", pb), min(5, len(ranked))):
                     self.assertGreaterEqual(self_w[name], fifth, (name, self_w.most_common(6)))
                 self.assertIn(top_names(self.go_pprof("-top", pb), 1)[0],
                               [n for n, w in self_w.items() if w == ranked[0]])
@@ -239,6 +240,10 @@ class PprofTest(PymergeCase):
 
     def test_wall_recording_agrees_with_go_tool_pprof(self):
         self.check_agreement("wall", ["mixed", "python"])
+
+    def test_alloc_recording_agrees_with_go_tool_pprof(self):
+        """Bytes asked of libc's allocators (uprobes), by merged stack."""
+        self.check_agreement("alloc", ["mixed", "python"])
 
     def test_wall_value_types_and_labels(self):
         data = self.recordings["wall"][0]
