@@ -22,11 +22,12 @@ import sys
 import tempfile
 import unittest
 
+from childenv import child_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = os.path.join(os.environ.get("PYPERF_SCRIPTS", os.path.join(HERE, "..", "perf-scripts")),
                       "pyperf-record")
 PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
 PYTHON = os.environ.get("PYTHON") or sys.executable
 
 LIBRARY = r"""
@@ -60,7 +61,7 @@ while time.monotonic() < end:
 
 
 def run(args, env=None, check=True):
-    r = subprocess.run(args, env=env or dict(os.environ, PYTHONPATH=PYPATH),
+    r = subprocess.run(args, env=env or child_env(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=300)
     if check and r.returncode != 0:

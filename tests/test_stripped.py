@@ -25,11 +25,12 @@ import subprocess
 import tempfile
 import unittest
 
+from childenv import child_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = os.path.join(os.environ.get("PYPERF_SCRIPTS", os.path.join(HERE, "..", "perf-scripts")),
                       "pyperf-record")
 PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
 PYTHON = os.environ.get("SYSTEM_PYTHON", "")
 WORKLOAD = os.path.join(HERE, "merge", "py", "through_c.py")
 FUNCTIONS = ["key", "double", "Point.__init__", "Point.twice", "Point.__getattr__"]
@@ -37,7 +38,7 @@ HIDE = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /usr/lib/debug && exec
 
 
 def run(args, check=True):
-    r = subprocess.run(args, env=dict(os.environ, PYTHONPATH=PYPATH), stdout=subprocess.PIPE,
+    r = subprocess.run(args, env=child_env(), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
     if check and r.returncode != 0:
         raise AssertionError("%s failed: %s" % (args, r.stderr))

@@ -28,7 +28,9 @@ from pmtest import PYMERGE, TIMEOUT, perf_script, pymerge, record, tempdir
 TRACEDUMP = os.environ.get('TRACEDUMP', '')
 TRACEFS = '/sys/kernel/tracing'
 LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
-PROBE = 'probe_libc:malloc'
+# A group of this test's own: test_modes probes malloc too, and meson may
+# run both at once (perf probe then fails with EEXIST).
+PROBE = 'pmevents%d:malloc' % os.getpid()
 EVENTS = ['-e', 'sched:sched_switch', '-e', 'raw_syscalls:sys_enter', '-e', 'raw_syscalls:sys_exit']
 # Sleeps (switches with prev_state S) and failing opens (sys_exit's ret
 # negative: the sign extension is under test).
@@ -201,7 +203,7 @@ class EventsTest(unittest.TestCase):
         sign extension's check (perf script prints it unsigned)."""
         probe = ['perf', 'probe', '-q', '-d', PROBE]
         subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # leftovers
-        r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, 'malloc size=%di:u64 low=%di:s8'],
+        r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, PROBE + '=malloc size=%di:u64 low=%di:s8'],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         data = os.path.join(TMP, 'malloc.data')
