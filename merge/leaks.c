@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 struct pending {                /* an entry waiting for its return */
-    uint64_t bytes, old;
+    uint64_t bytes, old, time;
     uint32_t thread, stack;
     uint8_t fn;
 };
@@ -65,10 +65,9 @@ static struct tstack *tstack_of(struct leaks *l, uint32_t tid)
 void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes, uint64_t old,
                   uint32_t thread, uint32_t stack, uint64_t time)
 {
-    (void)time;
     struct tstack *t = tstack_of(l, tid);
     GROW(t->e, t->cap, t->n + 1);
-    t->e[t->n++] = (struct pending){bytes, old, thread, stack, (uint8_t)fn};
+    t->e[t->n++] = (struct pending){bytes, old, time, thread, stack, (uint8_t)fn};
 }
 
 /* Process pid's blocks by address: two processes (a fork) have the same
@@ -127,7 +126,15 @@ void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn,
         l->c.failed += e.bytes != 0;
         return;
     }
-    release(l, by_ptr, ptr, time);     /* still live: its free was not recorded */
+    struct leak_block *b = live(l, by_ptr, ptr);
+    if (b && b->time >= e.time) {
+        /* Made by an allocator this call called (glibc's realloc(NULL, n)
+         * calls malloc): the same block, which is this call's, once. */
+        *b = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
+        return;
+    }
+    if (b)
+        b->end = time;                  /* its free was not recorded */
     GROW(l->blocks, l->cap, l->n + 1);
     l->blocks[l->n++] = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
     idmap__put(by_ptr, ptr, (void *)(uintptr_t)l->n);

@@ -13,8 +13,10 @@
  * may call another one (glibc's realloc(NULL, n) calls malloc) and the
  * inner return comes first.  A returned pointer becomes a live block; a
  * free, or a realloc that moved or released it, ends it.  A pointer given
- * again while still live replaces the old block (the inner malloc of a
- * realloc(NULL, n), or a free that was not recorded).
+ * again while still live is the same block when it was made after this
+ * call began (the inner malloc of glibc's realloc(NULL, n): counted once,
+ * as the outer call's), else a new one that ends the old (whose free was
+ * not recorded).
  *
  * Addresses are per process (a forked child reuses its parent's).
  * Frees of pointers never seen allocated (made before the recording

@@ -76,7 +76,8 @@ static const char usage[] =
     "                          --mode alloc) and mmap: bytes asked for, or count\n"
     "                        leaks: allocations paired with their frees: blocks still\n"
     "                          live at the end (live-bytes; count, bytes allocated);\n"
-    "                          --format table: live bytes over time, top stacks\n"
+    "                          --format table: live bytes over time, top stacks;\n"
+    "                          --format growth: the same as an SVG plot\n"
     "                          pymerge --mode offcpu --tid rec/perf.data\n"
     "  --only REGEX          calls: keep the Python calls whose name or file matches\n"
     "                          (extended regex); the others' time is their caller's\n"
@@ -112,6 +113,8 @@ static const char usage[] =
     "                          of a recording as a slice on its thread's track;\n"
     "                        table: functions, biggest total first: count, self\n"
     "                          and total of the weight (--top N rows, default 20)\n"
+    "                        growth: a leaks recording's live bytes over time, a\n"
+    "                          line per stack (the top 8 at the end), as SVG\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --input KIND          perf (default): FILE is a perf.data recording;\n"
     "                        folded: FILE holds folded stacks (from pymerge or any\n"
@@ -295,11 +298,11 @@ static const struct writer *writer_for(const char *path)
 }
 
 /* --label KEY=VALUE: a key and a value, neither with ',' (the tag list's
- * separator) nor a second '='. */
+ * separator), ';' (folded's, for --label-frames) nor a second '='. */
 static int good_label(const char *s)
 {
     const char *eq = strchr(s, '=');
-    return eq && eq > s && eq[1] && !strchr(eq + 1, '=') && !strchr(s, ',');
+    return eq && eq > s && eq[1] && !strchr(eq + 1, '=') && !strchr(s, ',') && !strchr(s, ';');
 }
 
 static void out_of_memory(void)

@@ -39,7 +39,7 @@ static char *default_label(const char *path)
     char *s = xmalloc(n + 7);
     memcpy(s, "input=", 6);
     for (size_t i = 0; i < n; i++)
-        s[6 + i] = path[i] == ',' || path[i] == '=' ? '_' : path[i];
+        s[6 + i] = path[i] == ',' || path[i] == '=' || path[i] == ';' ? '_' : path[i];
     s[6 + n] = 0;
     return s;
 }

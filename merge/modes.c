@@ -177,8 +177,10 @@ static int alloc_init(struct modes *m, struct perf_reader *r, const char *shown)
             else if (m->mode == MODE_LEAKS && is_probe(a->name, ret))
                 m->role[i] = ROLE_ALLOC_RETURN, f->fn = k;
         }
-        if (is_probe(a->name, "posix_memalign"))      /* its pointer comes back in memory */
+        if (is_probe(a->name, "posix_memalign")) {    /* its pointer comes back in memory */
             m->role[i] = m->mode == MODE_ALLOC ? ROLE_ALLOC : ROLE_NONE;
+            f->fn = LEAK_ALIGNED;                       /* not the [mmap] default */
+        }
         if (m->mode == MODE_LEAKS && is_probe(a->name, "free"))
             m->role[i] = ROLE_FREE;
         if (m->mode == MODE_ALLOC && event_matches(a->name, "syscalls:sys_enter_mmap"))
