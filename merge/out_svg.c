@@ -112,21 +112,6 @@ static void colour(char out[32], const char *name, size_t len, enum pkind k)
     snprintf(out, 32, "rgb(%d,%d,%d)", r, g, b);
 }
 
-static void put_escaped(FILE *f, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        switch (s[i]) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:
-            /* Control characters are not allowed in XML 1.0. */
-            fputc((unsigned char)s[i] < 0x20 ? '?' : s[i], f);
-        }
-    }
-}
-
 /* The label that fits in w pixels: the name, cut with "..", or nothing. */
 static size_t label_len(size_t len, double w)
 {
@@ -259,11 +244,11 @@ int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n", width, height);
     fputs("<text id=\"title\" x=\"", f);
     fprintf(f, "%d\" y=\"24\">", width / 2);
-    put_escaped(f, title, strlen(title));
+    put_xml_text(f, title, strlen(title));
     fputs("</text>\n", f);
     if (o->subtitle) {
         fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"%d\">", width / 2, 24 + FONT_SIZE + 4);
-        put_escaped(f, o->subtitle, strlen(o->subtitle));
+        put_xml_text(f, o->subtitle, strlen(o->subtitle));
         fputs("</text>\n", f);
     }
     fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, height - FONT_SIZE / 2);
@@ -307,14 +292,14 @@ int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
                             : height - BOTTOM_PAD - (int)(nd->depth + 1) * FRAME_H;
         fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
                 nd->start, w, nd->depth);
-        put_escaped(f, name, len);
+        put_xml_text(f, name, len);
         fprintf(f, " (%" PRIu64 " %s, %.2f%%%s)</title>", w, unit, 100.0 * (double)w / (double)total,
                 change);
         fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
                 x, y, wpx, FRAME_H - 1, fill);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
         size_t ll = label_len(len, wpx);
-        put_escaped(f, name, ll);
+        put_xml_text(f, name, ll);
         if (ll && ll < len)
             fputs("..", f);
         fputs("</text></g>\n", f);

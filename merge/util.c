@@ -165,6 +165,19 @@ const char *path_basename(const char *path)
     return s ? s + 1 : path;
 }
 
+void put_xml_text(FILE *f, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc((unsigned char)s[i] < 0x20 ? '?' : s[i], f);
+        }
+    }
+}
+
 void put_json_string(FILE *f, const char *s, size_t len)
 {
     fputc('"', f);

@@ -67,6 +67,10 @@ u64 hash_bytes(const void *p, size_t n);
 /* "pymerge: " + message + newline on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* s[0..len) as XML text or attribute value: escaped, control characters
+ * (not allowed in XML 1.0) as '?'. */
+void put_xml_text(FILE *f, const char *s, size_t len);
+
 /* s[0..len) as a JSON string, quoted and escaped. */
 void put_json_string(FILE *f, const char *s, size_t len);
 

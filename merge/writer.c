@@ -1,7 +1,9 @@
 /* writer.c - the table of output formats (see writer.h). */
 #include "writer.h"
 #include "out_folded.h"
+#include "growth.h"
 #include "out_growth.h"
+#include "out_growthplot.h"
 #include "out_pprof.h"
 #include "out_speedscope.h"
 #include "out_table.h"
@@ -37,9 +39,14 @@ static int trace(FILE *f, const struct profile *p, const struct write_opts *o)
 
 static int table(FILE *f, const struct profile *p, const struct write_opts *o)
 {
-    if (out_growth__applies(p))         /* a leaks recording */
+    if (growth__applies(p))             /* a leaks recording */
         return out_growth__write(f, p, o->top);
     return out_table__write(f, p, o->top);
+}
+
+static int growth(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return out_growthplot__write(f, p, o->top, o->svg.title ? o->svg.title : "Live bytes over time");
 }
 
 static const struct writer writers[] = {
@@ -49,6 +56,7 @@ static const struct writer writers[] = {
     {"pprof", 0, pprof},
     {"trace", 1, trace},
     {"table", 0, table},
+    {"growth", 0, growth},
 };
 
 const struct writer *writer__find(const char *name)

@@ -17,6 +17,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
 SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
@@ -55,6 +56,9 @@ function poll() {
 setTimeout(poll, 500);
 </script></body></html>"""
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+# A probe group of this test's own (test_events probes malloc too, and
+# meson may run both at once).
+PROBE_MALLOC = "pmmodes%d:malloc" % os.getpid()
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
 
 # The main thread runs four timed phases, each through a few nested calls;
@@ -453,8 +457,8 @@ class Modes(unittest.TestCase):
     def test_uprobe_fields(self):
         """perf probe -x libc 'malloc size=%di:u64': an argument as a weight."""
         libc = "/lib/x86_64-linux-gnu/libc.so.6"
-        probe = ["perf", "probe", "-q", "-x", libc, "malloc size=%di:u64"]
-        subprocess.run(["perf", "probe", "-q", "-d", "probe_libc:malloc"], stderr=subprocess.DEVNULL)
+        probe = ["perf", "probe", "-q", "-x", libc, PROBE_MALLOC + "=malloc size=%di:u64"]
+        subprocess.run(["perf", "probe", "-q", "-d", PROBE_MALLOC], stderr=subprocess.DEVNULL)
         r = subprocess.run(probe, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         try:
@@ -466,18 +470,18 @@ class Modes(unittest.TestCase):
             # The program loads nothing of ours: under the sanitizer runs its
             # preloaded malloc would take the calls away from libc's.
             env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-            r = subprocess.run(["perf", "record", "-q", "-e", "probe_libc:malloc", "-o", data, "--",
+            r = subprocess.run(["perf", "record", "-q", "-e", PROBE_MALLOC, "-o", data, "--",
                                 PYTHON, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                universal_newlines=True, env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
         finally:
-            subprocess.run(["perf", "probe", "-q", "-d", "probe_libc:malloc"], stderr=subprocess.DEVNULL)
+            subprocess.run(["perf", "probe", "-q", "-d", PROBE_MALLOC], stderr=subprocess.DEVNULL)
         self.assertRegex(self.merge("--events", data).stdout, r"\n  size +u64  \(numeric\)")
         script = subprocess.run(["perf", "script", "-i", data, "-F", "trace"], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, universal_newlines=True).stdout
         sizes = [int(m.group(1), 0) for m in re.finditer(r"size=(\w+)", script)]
         self.assertGreater(sum(sizes), sum(n * 1000 for n in range(1, 201)))
-        r = self.merge("--event", "probe_libc:malloc", "--weight", "size", data)
+        r = self.merge("--event", PROBE_MALLOC, "--weight", "size", data)
         self.assertEqual(sum(w for _, w in folded(r.stdout)), sum(sizes))
 
     def alloc_group(self, folder):
@@ -505,6 +509,11 @@ class Modes(unittest.TestCase):
         # the interpreter's own small mallocs under them too (ctypes' call)
         self.assertAlmostEqual(calls["keeper"] / 200, 1, delta=0.05)
         self.assertAlmostEqual(calls["freer"] / 600, 1, delta=0.05)
+        # the growth plot is a leaks recording's: one line saying so, exit 2
+        r = run([PYMERGE, "--format", "growth", folder + "/perf.data"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.splitlines(),
+                         ["pymerge: --format growth plots a leaks recording (pyperf-record --mode leaks)"])
 
     @staticmethod
     def by_function(r, leaf=None):
@@ -542,6 +551,18 @@ class Modes(unittest.TestCase):
         self.assertEqual(columns, sorted(columns))
         self.assertAlmostEqual(columns[-1] / (100 * 2 * 65536), 1, delta=0.05)
         self.assertFalse(any("freer" in line for line in table))
+        # The growth plot draws the same: keeper's line only rises (SVG y
+        # falls), ending at what it kept; freer has none.
+        svg = ET.fromstring(self.merge("--format", "growth", "--view", "python", data).stdout)
+        ns = "{http://www.w3.org/2000/svg}"
+        lines = {g.find(ns + "title").text: g.find(ns + "path") for g in svg.iter(ns + "g")}
+        keeper = [path for title, path in lines.items() if "keeper (keepfree-leaks.py)" in title]
+        self.assertEqual(len(keeper), 1, list(lines))
+        self.assertEqual(int(keeper[0].get("data-live")), columns[-1])
+        ys = [float(v) for v in re.findall(r"V([\d.]+)", keeper[0].get("d"))]
+        self.assertGreater(len(ys), 100)
+        self.assertEqual(ys, sorted(ys, reverse=True))
+        self.assertFalse(any("freer" in title for title in lines))
 
     def test_leaks_probes_removed_after_sigint(self):
         group, _ = self.interrupt_a_recording("leaks", "free")

@@ -1,0 +1,158 @@
+/* out_growthplot.c - live bytes over time as an SVG plot (see out_growthplot.h). */
+#include "out_growthplot.h"
+#include "growth.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define POINTS 240              /* times per line: a step every 4 pixels */
+#define WIDTH 1200
+#define LEFT 90                 /* room for the byte axis' labels */
+#define RIGHT 20
+#define TOP 50
+#define PLOT_H 300
+#define LEGEND_LINE 18
+
+/* Distinct, readable on white, in the order the stacks come. */
+static const char *const palette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+#define MAX_LINES (sizeof(palette) / sizeof(*palette))
+
+/* bytes with a binary unit, as the axis and legend show them */
+static void put_bytes(FILE *f, double b)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    while (b >= 1024 && u + 1 < sizeof(unit) / sizeof(*unit)) {
+        b /= 1024;
+        u++;
+    }
+    fprintf(f, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+/* A round top for the byte axis, at least max, whose fifths read well:
+ * 1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5 or 8 times a power of ten of the binary
+ * unit put_bytes shows it in. */
+static uint64_t round_up(uint64_t max)
+{
+    static const double nice[] = {1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10};
+    double unit = 1;
+    while ((double)max / unit >= 1024)
+        unit *= 1024;
+    double v = (double)max / unit, tens = 1;
+    while (v > 10 * tens)
+        tens *= 10;
+    for (size_t i = 0; i < sizeof(nice) / sizeof(*nice); i++)
+        if (nice[i] * tens >= v)
+            return (uint64_t)(nice[i] * tens * unit + 0.5);
+    return (uint64_t)(10 * tens * unit);
+}
+
+#define LEGEND_CHARS 150        /* what fits right of the swatch at 12 px */
+
+/* The legend's text: the stack leaf first ("leaf < caller < ... <
+ * thread"), cut with ".." to LEGEND_CHARS; the tooltip has it whole. */
+static void put_legend(FILE *f, const struct profile *p, size_t sample)
+{
+    const struct psample *s = profile__sample(p, sample);
+    size_t n, len = 0;
+    const uint32_t *fr = profile__get_stack(p, s->stack, &n);
+    char buf[LEGEND_CHARS + 1];
+    for (size_t i = 0; i <= n && len < sizeof(buf) - 1; i++) {
+        const char *name = i < n ? profile__get_frame(p, fr[n - 1 - i])->name
+                                 : profile__get_frame(p, profile__get_thread(p, s->thread)->label)->name;
+        int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " < " : "", name);
+        len = w < 0 ? len : len + (size_t)w;
+    }
+    if (len >= sizeof(buf) - 1) {
+        len = sizeof(buf) - 1;
+        memcpy(buf + len - 2, "..", 2);
+    }
+    put_xml_text(f, buf, len);
+}
+
+/* The stack root first, whole, as the tooltip names it. */
+static void put_stack(FILE *f, const struct profile *p, size_t sample)
+{
+    const struct psample *s = profile__sample(p, sample);
+    size_t n;
+    const uint32_t *fr = profile__get_stack(p, s->stack, &n);
+    const char *thread = profile__get_frame(p, profile__get_thread(p, s->thread)->label)->name;
+    put_xml_text(f, thread, strlen(thread));
+    for (size_t i = 0; i < n; i++) {
+        const char *name = profile__get_frame(p, fr[i])->name;
+        fputc(';', f);
+        put_xml_text(f, name, strlen(name));
+    }
+}
+
+int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const char *title)
+{
+    if (!growth__applies(p)) {
+        warnx_("--format growth plots a leaks recording (pyperf-record --mode leaks)");
+        return -EINVAL;
+    }
+    struct growth g;
+    growth__init(&g, p, top < MAX_LINES ? top : MAX_LINES, POINTS);
+    uint64_t max = 0;
+    for (size_t i = 0; i < g.n * POINTS; i++)
+        if (g.live[i] > max)
+            max = g.live[i];
+    uint64_t ymax = round_up(max ? max : 1);
+    double span = g.n ? (double)(g.at[POINTS - 1] - g.t0) / 1e9 : 0;
+    const int plot_w = WIDTH - LEFT - RIGHT, height = TOP + PLOT_H + 50 + LEGEND_LINE * (int)g.n;
+
+    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+               "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"Verdana\" font-size=\"12\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+               "<text x=\"%d\" y=\"24\" font-size=\"17\" text-anchor=\"middle\">",
+            WIDTH, height, WIDTH, height, WIDTH / 2);
+    put_xml_text(f, title, strlen(title));
+    fputs("</text>\n", f);
+
+    /* axes: bytes in fifths of ymax, seconds in fifths of the span */
+    for (int i = 0; i <= 5; i++) {
+        double y = TOP + PLOT_H - PLOT_H * i / 5.0, x = LEFT + plot_w * i / 5.0;
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
+                LEFT, y, WIDTH - RIGHT, y, LEFT - 6, y + 4);
+        put_bytes(f, (double)ymax * i / 5);
+        fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+                x, TOP + PLOT_H + 18, span * i / 5);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">time since the first "
+               "allocation; live bytes of the blocks allocated at each stack</text>\n",
+            LEFT + plot_w / 2, TOP + PLOT_H + 36);
+
+    /* A step line per stack: flat until the next time, then up or down.
+     * Its value at 0 s is nothing (the first point is one step in). */
+    for (size_t r = 0; r < g.n; r++) {
+        fprintf(f, "<g class=\"stack\"><title>");
+        put_stack(f, p, g.sample[r]);
+        fprintf(f, "</title>\n<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"M%d %d",
+                palette[r], LEFT, TOP + PLOT_H);
+        for (size_t k = 0; k < POINTS; k++) {
+            double x = LEFT + (double)plot_w * (double)k / POINTS;
+            double y = TOP + PLOT_H - PLOT_H * (double)g.live[r * POINTS + k] / (double)ymax;
+            fprintf(f, " H%.1f V%.1f", x, y);
+        }
+        fprintf(f, " H%d\" data-live=\"%" PRIu64 "\"/>\n", WIDTH - RIGHT, g.live[r * POINTS + POINTS - 1]);
+        int ly = TOP + PLOT_H + 56 + LEGEND_LINE * (int)r;
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>\n"
+                   "<text x=\"%d\" y=\"%d\">",
+                LEFT, ly - 6, palette[r], LEFT + 20, ly);
+        put_bytes(f, (double)g.live[r * POINTS + POINTS - 1]);
+        fputs(": ", f);
+        put_legend(f, p, g.sample[r]);
+        fputs("</text></g>\n", f);
+    }
+    fputs("</svg>\n", f);
+    size_t n = g.n;
+    growth__exit(&g);
+    if (fflush(f) != 0 || ferror(f))
+        return -EIO;
+    return n ? 0 : -ENODATA;
+}
