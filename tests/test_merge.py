@@ -146,10 +146,13 @@ class MergeTest(PymergeCase):
         recorded = dict(reversed(l.split(" ", 1)) for l in r.stdout.splitlines() if " " in l)
         libc = [p for p in maps if re.search(r"/libc\.so\.6$", p)]
         self.assertTrue(libc, maps)
-        self.assertRegex(maps[libc[0]], r"^[0-9a-f]{40}$")
+        # perf records the build ids of the files its samples landed in, not
+        # of those only on their stacks (libc under a system call, in some
+        # runs): each mapping perf has one for carries it
         checked = 0
         for path, bid in maps.items():
-            if bid and path in recorded:
+            if path in recorded:
+                self.assertRegex(bid, r"^[0-9a-f]{40}$", path)
                 self.assertEqual(bid, recorded[path][:len(bid)], path)
                 checked += 1
         self.assertGreater(checked, 0, (maps, recorded))
