@@ -17,9 +17,10 @@ the commit before a change to the hook), interleaved with the others, and a
 last column: this build's pyperfmap against it.  On a loaded VM timing
 cannot resolve a 1% change; --instructions with --baseline counts instead
 (valgrind's callgrind, as bench_usdt.py --instructions does): instructions
-per Python call of a recursive fib under each build's pyperfmap.
+per Python call of a recursive fib under each build's pyperfmap; --paths
+counts this build's with enable(paths=True).
 
-usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [--baseline DIR [--instructions]] [PYTHON...]
+usage: bench/bench_trampolines.py [--rounds N] [--build DIR] [--baseline DIR [--instructions [--paths]]] [PYTHON...]
 """
 import argparse
 import glob
@@ -47,6 +48,8 @@ def main():
     ap.add_argument("--baseline", help="another build tree whose pyperfmap to compare with")
     ap.add_argument("--instructions", action="store_true",
                     help="with --baseline: count instructions per call (valgrind) instead of timing")
+    ap.add_argument("--paths", action="store_true",
+                    help="with --instructions: this build's pyperfmap keeps call paths")
     ap.add_argument("pythons", nargs="*")
     a = ap.parse_args()
     pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9]") + glob.glob("/root/.pyenv/versions/3.*/bin/python3.[0-9][0-9]"),
@@ -62,7 +65,8 @@ def main():
                                  stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
             if tuple(map(int, ver.split("."))) < (3, 8):
                 continue
-            bench_usdt.count(py, bench_usdt.extension(a.build, py), bench_usdt.extension(a.baseline, py), ver)
+            bench_usdt.count(py, bench_usdt.extension(a.build, py), bench_usdt.extension(a.baseline, py), ver,
+                             a.paths)
         return
     # A fixed hash seed: string hashing changes dict layouts, and so timings,
     # from one process to the next.

@@ -64,7 +64,7 @@ import importlib.machinery, importlib.util, sys, tempfile
 loader = importlib.machinery.ExtensionFileLoader("_pyperfmap", sys.argv[1])
 m = importlib.util.module_from_spec(importlib.util.spec_from_file_location("_pyperfmap", sys.argv[1], loader=loader))
 def fib(k): return k if k < 2 else fib(k - 1) + fib(k - 2)
-assert m.enable(tempfile.mkdtemp())
+assert m.enable(tempfile.mkdtemp(), *([True] if sys.argv[3:] == ["paths"] else []))
 fib(int(sys.argv[2]))
 """
 
@@ -73,20 +73,22 @@ def calls_of_fib(n):
     return 1 if n < 2 else 1 + calls_of_fib(n - 1) + calls_of_fib(n - 2)
 
 
-def instructions(py, so, n):
+def instructions(py, so, n, paths=False):
     err = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", py, "-c", FIB, so,
-                          str(n)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          str(n)] + (["paths"] if paths else []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=dict(os.environ, PYTHONHASHSEED="0"), universal_newlines=True, check=True).stderr
     return int(re.search(r"Collected : (\d+)", err).group(1))
 
 
-def count(py, w, wo, ver):
+def count(py, w, wo, ver, paths=False):
     """Instructions per Python call under two builds' pyperfmap: w, the
-    one measured (with the probes), and wo, its reference."""
+    one measured (with the probes; with paths, enable(paths=True)), and wo,
+    its reference."""
     n = 25
     per = {}
-    for name, so in (("without", wo), ("with", w)):
-        per[name] = (instructions(py, so, n) - instructions(py, so, 2)) / (calls_of_fib(n) - calls_of_fib(2))
+    for name, so, p in (("without", wo, False), ("with", w, paths)):
+        per[name] = ((instructions(py, so, n, p) - instructions(py, so, 2, p))
+                     / (calls_of_fib(n) - calls_of_fib(2)))
     print("| %s | fib(%d) | %.1f | %.1f | +%.1f (%.2f%%) |" % (ver, n, per["without"], per["with"],
                                                               per["with"] - per["without"],
                                                               100 * (per["with"] / per["without"] - 1)))

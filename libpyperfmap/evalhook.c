@@ -7,6 +7,7 @@
  * through it.  Only the first call of a code object takes the slow path.
  */
 #include "evalhook.h"
+#include "trampoline.h"
 
 #include <frameobject.h>
 #include <stdint.h>
@@ -37,14 +38,20 @@
  * (64 bits do not wrap), and costs one increment. */
 static uint64_t activations;
 
+/* The path identity (trampoline.h), kept only by the path hook: the
+ * thread's chain of running trampolines, folded.  Per thread, since each
+ * has its own stack; initial-exec keeps its access to one %fs-relative
+ * load (the module is small enough for the static TLS that glibc reserves
+ * for dlopen). */
+static _Thread_local uint64_t path __attribute__((tls_model("initial-exec"))) = PYPERFMAP_PATH_ROOT;
+
 #if V38
 typedef PyFrameObject frame_t;
 #  define HOOK_PARAMS frame_t *frame, int throwflag
 #  define HOOK_ARGS frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(frame, throwflag)
-#  define CALL_TRAMPOLINE(t) \
-    ((PyObject *(*)(frame_t *, int, void *, void *, uint64_t))(t))(frame, throwflag, NULL, \
-        (void *)_PyEval_EvalFrameDefault, ++activations)
+#  define TRAMPOLINE_ARGS frame, throwflag, NULL
+typedef PyObject *(*trampoline_fn)(frame_t *, int, void *, void *, uint64_t, uint64_t);
 #  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
 #else
 #  if V311
@@ -55,9 +62,8 @@ typedef PyFrameObject frame_t;
 #  define HOOK_PARAMS PyThreadState *ts, frame_t *frame, int throwflag
 #  define HOOK_ARGS ts, frame, throwflag
 #  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(ts, frame, throwflag)
-#  define CALL_TRAMPOLINE(t) \
-    ((PyObject *(*)(PyThreadState *, frame_t *, int, void *, uint64_t))(t))(ts, frame, throwflag, \
-        (void *)_PyEval_EvalFrameDefault, ++activations)
+#  define TRAMPOLINE_ARGS ts, frame, throwflag
+typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint64_t, uint64_t);
 #  if PY_VERSION_HEX >= 0x030E0000
      /* 3.14: a tagged _PyStackRef; the tag lives in the low bits. */
 #    define FRAME_CODE(frame) PyStackRef_AsPyObjectBorrow((frame)->f_executable)
@@ -68,6 +74,24 @@ typedef PyFrameObject frame_t;
 #    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
 #  endif
 #endif
+
+/* Evaluates the frame through trampoline t, which names it to perf and
+ * keeps its activation; a tail call.  The caller's path is 0: unknown. */
+#define CALL_TRAMPOLINE(t) \
+    ((trampoline_fn)(t))(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault, ++activations, 0)
+
+/* The same, keeping the thread's path too.  Restoring it on return costs
+ * the hook its tail call (and about 25 instructions per call in all), which
+ * is why only the path hook does it. */
+static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
+{
+    uint64_t parent = path;
+    path = pyperfmap_path_step(parent, (uintptr_t)t);
+    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault,
+                                     ++activations, parent);
+    path = parent;
+    return r;
+}
 
 /* ---- the eval-frame function of the main interpreter -------------------- */
 
@@ -179,18 +203,21 @@ static void name_children(PyObject *code, const char *qualname, size_t qlen)
  * that bit 0 (the pending-name tag) is clear. */
 #if V38
 __attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
-                                                            void *eval, uint64_t activation)
+                                                            void *eval, uint64_t activation,
+                                                            uint64_t parent)
 {
     (void)unused;
     (void)activation;
+    (void)parent;
     return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
 }
 #else
 __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
                                                             int throwflag, void *eval,
-                                                            uint64_t activation)
+                                                            uint64_t activation, uint64_t parent)
 {
     (void)activation;
+    (void)parent;
     return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
 }
 #endif
@@ -264,7 +291,7 @@ static void *code_trampoline(PyObject *code)
  * While no one traces, they cost a load and a branch that is never taken:
  * perf raises a probe's semaphore (in .probes, where perf looks for it)
  * while it records the probe, and only then does a call go through
- * traced_call, the one path that cannot tail-call the trampoline. */
+ * traced_call. */
 #ifdef PYPERFMAP_USDT
 #  define _SDT_HAS_SEMAPHORES 1
 #  include <sys/sdt.h>
@@ -282,22 +309,17 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
     STAP_PROBE1(pyperfmap, function__return, t);
     return r;
 }
-#  define RUN_TRAMPOLINE(t) (TRACED() ? pyperfmap_traced_call(HOOK_ARGS, t) : CALL_TRAMPOLINE(t))
+#  define IF_TRACED_CALL(t) if (TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t)
 #else
-#  define RUN_TRAMPOLINE(t) CALL_TRAMPOLINE(t)
+#  define IF_TRACED_CALL(t) (void)0
 #endif
 
 /* ---- the hooks ---------------------------------------------------------- */
 
-/* The first call of a code object while enabled: make its trampoline, or
- * cache that it has none and run the frame unprofiled.  Kept out of line so
- * that the hook itself needs no stack frame and tail-calls the trampoline.
- * This one calls it from a frame of its own (the saved exception's address
- * is taken), which keeps a frame pointer (meson.build): a `perf record -g`
- * walk goes through it to the Python caller. */
-__attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAMS)
+/* The first call of a code object while enabled: its new trampoline, or
+ * no_trampoline, cached. */
+__attribute__((noinline, cold)) static void *pyperfmap_first_call(PyObject *code)
 {
-    PyObject *code = FRAME_CODE(frame);
     void *t;
     first_calls++;
 #if PY_VERSION_HEX >= 0x030C0000
@@ -312,26 +334,65 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_call(HOOK_PARAM
     PyErr_Clear();
     PyErr_Restore(et, ev, tb);
 #endif
-    return RUN_TRAMPOLINE(t);
+    return t;
+}
+
+/* The code object's cached trampoline, or NULL before its first call. */
+static inline void *cached_trampoline(PyObject *code)
+{
+    void *t = slot_get(code);
+#if V311
+    return t;
+#else
+    return PENDING(t) ? NULL : t;
+#endif
+}
+
+/* The 3.13+ interpreter's shim frames are not code objects; they run
+ * without a trampoline. */
+#if PY_VERSION_HEX >= 0x030D0000
+#  define IF_SHIM_EVAL(code) if (!PyCode_Check(code)) return EVAL_DEFAULT(frame)
+#else
+#  define IF_SHIM_EVAL(code) (void)0
+#endif
+
+/* The plain hook's first call of a code object: out of line and
+ * tail-called, so that the hot path needs no frame of its own. */
+__attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval(HOOK_PARAMS)
+{
+    void *t = pyperfmap_first_call(FRAME_CODE(frame));
+    IF_TRACED_CALL(t);
+    return CALL_TRAMPOLINE(t);
 }
 
 /* The hot path of every Python call while enabled.  Named for pymerge,
- * which removes it from mixed stacks as interpreter plumbing. */
+ * which removes it from mixed stacks as interpreter plumbing.  It
+ * tail-calls the trampoline: the trampoline's frame record then links to
+ * the hook's caller, and a `perf record -g` walk goes on from there. */
 static PyObject *pyperfmap_eval(HOOK_PARAMS)
 {
     PyObject *code = FRAME_CODE(frame);
-#if PY_VERSION_HEX >= 0x030D0000
-    if (!PyCode_Check(code))  /* the interpreter's shim frames */
-        return EVAL_DEFAULT(frame);
-#endif
-    void *t = slot_get(code);
-#if V311
+    IF_SHIM_EVAL(code);
+    void *t = cached_trampoline(code);
     if (__builtin_expect(t == NULL, 0))
-#else
-    if (__builtin_expect(t == NULL || PENDING(t), 0))
-#endif
-        return pyperfmap_first_call(HOOK_ARGS);
-    return RUN_TRAMPOLINE(t);
+        return pyperfmap_first_eval(HOOK_ARGS);
+    IF_TRACED_CALL(t);
+    return CALL_TRAMPOLINE(t);
+}
+
+/* The hook with the path identity (enable(paths=True)).  A first call
+ * leaves the same native frames as any other (pymerge learns paths from
+ * them).  Its own frame keeps a frame pointer (meson.build), so a
+ * `perf record -g` walk goes through it to the Python caller. */
+static PyObject *pyperfmap_eval_path(HOOK_PARAMS)
+{
+    PyObject *code = FRAME_CODE(frame);
+    IF_SHIM_EVAL(code);
+    void *t = cached_trampoline(code);
+    if (__builtin_expect(t == NULL, 0))
+        t = pyperfmap_first_call(code);
+    IF_TRACED_CALL(t);
+    return call_trampoline_path(HOOK_ARGS, t);
 }
 
 /* The benchmark's floor: what any PEP 523 hook costs before it does work. */
@@ -345,16 +406,21 @@ enum evalhook_owner evalhook_owner(void)
     evalfunc_t f = get_eval();
     if (f == NULL || f == _PyEval_EvalFrameDefault)
         return EVALHOOK_DEFAULT;
-    if (f == pyperfmap_eval)
+    if (f == pyperfmap_eval || f == pyperfmap_eval_path)
         return EVALHOOK_OURS;
     if (f == pyperfmap_noop_eval)
         return EVALHOOK_NOOP;
     return EVALHOOK_OTHER;
 }
 
-void evalhook_set(enum evalhook_owner owner)
+void evalhook_set(enum evalhook_owner owner, int paths)
 {
-    set_eval(owner == EVALHOOK_OURS ? pyperfmap_eval
+    set_eval(owner == EVALHOOK_OURS ? (paths ? pyperfmap_eval_path : pyperfmap_eval)
              : owner == EVALHOOK_NOOP ? pyperfmap_noop_eval
              : _PyEval_EvalFrameDefault);
+}
+
+int evalhook_paths(void)
+{
+    return get_eval() == pyperfmap_eval_path;
 }

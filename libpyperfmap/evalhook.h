@@ -17,9 +17,13 @@ int evalhook_init(void);
 /* Who owns the main interpreter's eval-frame function right now. */
 enum evalhook_owner evalhook_owner(void);
 
-/* Installs our hook (EVALHOOK_OURS), the do-nothing hook used as the
+/* Installs our hook (EVALHOOK_OURS; with paths, the one that also keeps
+ * each thread's call path, trampoline.h), the do-nothing hook used as the
  * benchmark floor (EVALHOOK_NOOP) or CPython's default evaluator. */
-void evalhook_set(enum evalhook_owner owner);
+void evalhook_set(enum evalhook_owner owner, int paths);
+
+/* Whether our hook is installed with paths. */
+int evalhook_paths(void);
 
 /*
  * Called by the hook the first time a code object runs while enabled:

@@ -89,7 +89,7 @@ static PyObject *close_at_exit(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (evalhook_owner() == EVALHOOK_OURS)
-        evalhook_set(EVALHOOK_DEFAULT);
+        evalhook_set(EVALHOOK_DEFAULT, 0);
     pthread_mutex_lock(&lock);
     at_exit_done = 1;
     mapfile_close();
@@ -155,11 +155,13 @@ static int first_enable(void)
 static PyObject *py_enable(PyObject *self, PyObject *args)
 {
     const char *dir = "/tmp";
+    int paths = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "|s:enable", &dir) || !in_main_interpreter())
+    if (!PyArg_ParseTuple(args, "|sp:enable", &dir, &paths) || !in_main_interpreter())
         return NULL;
     switch (evalhook_owner()) {
     case EVALHOOK_OURS:
+        evalhook_set(EVALHOOK_OURS, paths);    /* with or without paths, as asked now */
         Py_RETURN_TRUE;
     case EVALHOOK_OTHER:
         PyErr_SetString(PyExc_RuntimeError,
@@ -182,7 +184,7 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     pthread_mutex_unlock(&lock);
     if (!ok)
         Py_RETURN_FALSE;
-    evalhook_set(EVALHOOK_OURS);
+    evalhook_set(EVALHOOK_OURS, paths);
     Py_RETURN_TRUE;
 }
 
@@ -194,7 +196,7 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
     /* Trampolines stay mapped and cached: frames running through them
      * finish normally, and a later enable() reuses them. */
     if (evalhook_owner() == EVALHOOK_OURS)
-        evalhook_set(EVALHOOK_DEFAULT);
+        evalhook_set(EVALHOOK_DEFAULT, 0);
     Py_RETURN_NONE;
 }
 
@@ -225,27 +227,30 @@ static PyObject *py_set_noop_hook(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_RuntimeError, "pyperfmap: another eval-frame hook is installed");
         return NULL;
     }
-    evalhook_set(on ? EVALHOOK_NOOP : EVALHOOK_DEFAULT);
+    evalhook_set(on ? EVALHOOK_NOOP : EVALHOOK_DEFAULT, 0);
     Py_RETURN_NONE;
 }
 
 static PyObject *py_stats(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return Py_BuildValue("{sk}", "first_calls", evalhook_first_calls());
+    return Py_BuildValue("{sksO}", "first_calls", evalhook_first_calls(), "paths",
+                         evalhook_paths() ? Py_True : Py_False);
 }
 
 static PyMethodDef methods[] = {
     {"enable", py_enable, METH_VARARGS,
-     "enable(dir='/tmp') -> bool\n\nRun every Python function through its own trampoline and "
-     "name it in <dir>/perf-<pid>.map.  False (after one warning) when the map cannot be written."},
+     "enable(dir='/tmp', paths=False) -> bool\n\nRun every Python function through its own "
+     "trampoline and name it in <dir>/perf-<pid>.map; with paths, each trampoline also keeps its "
+     "caller's call path.  False (after one warning) when the map cannot be written."},
     {"disable", py_disable, METH_NOARGS, "disable()\n\nStop making and using trampolines."},
     {"is_enabled", py_is_enabled, METH_NOARGS, "is_enabled() -> bool"},
     {"map_path", py_map_path, METH_NOARGS, "map_path() -> str or None\n\nThis process's perf map."},
     {"_set_noop_hook", py_set_noop_hook, METH_O,
      "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
     {"_stats", py_stats, METH_NOARGS,
-     "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path (for tests)."},
+     "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path; paths: whether "
+     "the hook keeps paths (for tests)."},
     {NULL, NULL, 0, NULL},
 };
 

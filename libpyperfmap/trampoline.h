@@ -7,9 +7,9 @@
  * rule below when it unwinds DWARF stacks.  Keeping the bytes and the rule
  * in one place means the rule cannot drift from the code it describes.
  *
- * A trampoline is called as  tramp(a0, a1, a2, eval, activation)  and
- * tail-calls nothing: it builds a frame record, keeps `activation` in its
- * frame, calls eval(a0, a1, a2) and returns its result.  The point is the
+ * A trampoline is called as  tramp(a0, a1, a2, eval, activation, parent)
+ * and tail-calls nothing: it builds a frame record, keeps `activation` and
+ * `parent` in its frame, calls eval(a0, a1, a2) and returns its result.  The point is the
  * distinct return address it leaves on the native stack, which the perf map
  * names after the Python function being evaluated.
  *
@@ -24,6 +24,21 @@
  *   inside the same activation, and everything outward of it (its callers)
  *   is the same in both.  pymerge completes stacks that a too-small copy
  *   cut off with that (merge/stitch.h).
+ *
+ * THE PATH IDENTITY
+ *   An activation ends with its call, and a sample cut off deep inside a
+ *   short call (a web request) rarely shares it with a sample that reaches
+ *   the root.  The same call path recurs, though: every request runs through
+ *   the same middlewares.  So each thread also folds its chain of running
+ *   trampolines into a 64-bit path, path(t) = pyperfmap_path_step(path of
+ *   the caller, t's entry address), PYPERFMAP_PATH_ROOT outside any
+ *   (never 0, which means "not kept"), and each trampoline keeps
+ *   its caller's path (`parent`) at CFA - PYPERFMAP_PARENT_CFA_OFFSET while
+ *   path_saved.  An unwinder recomputes each trampoline's own path from it
+ *   and its address, and checks it against the next trampoline out: a
+ *   stack copy that ends above trampoline t still names the whole Python
+ *   path outward of t, which another sample (any thread, any time) that
+ *   went through the same path can complete.
  *
  * HOW AN UNWINDER TELLS THAT AN ADDRESS IS A PYPERFMAP TRAMPOLINE
  *   Trampolines live in arenas of PYPERFMAP_ARENA_SIZE bytes, each aligned
@@ -48,7 +63,7 @@
  *  0: 55        push %rbp
  *  1: 48 89 e5  mov  %rsp,%rbp
  *  4: 41 50     push %r8              (the activation, 5th argument: CFA - 24)
- *  6: 41 50     push %r8              (again: keeps the call 16-byte aligned)
+ *  6: 41 51     push %r9              (the caller's path, 6th argument: CFA - 32)
  *  8: ff d1     call *%rcx            (eval is the 4th argument)
  * 10: c9        leave                 <- return address of every caller frame
  * 11: c3        ret
@@ -56,15 +71,16 @@
  */
 #define PYPERFMAP_TRAMPOLINE_SIZE 16u
 #define PYPERFMAP_TEMPLATE_BYTES                                    \
-    {0x55, 0x48, 0x89, 0xe5, 0x41, 0x50, 0x41, 0x50,                \
+    {0x55, 0x48, 0x89, 0xe5, 0x41, 0x50, 0x41, 0x51,                \
      0xff, 0xd1, 0xc9, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc}
 #elif defined(__aarch64__)
 /*
  * The same frame layout as on x86-64 (fp at CFA - 16, the return address at
- * CFA - 8, the activation at CFA - 24), so one rule describes both:
+ * CFA - 8, the activation at CFA - 24, the parent path at CFA - 32), so one
+ * rule describes both:
  *  0: d10083ff  sub sp, sp, #32
  *  4: a9017bfd  stp x29, x30, [sp, #16]
- *  8: f90007e4  str x4, [sp, #8]       (the activation, 5th argument)
+ *  8: a90013e5  stp x5, x4, [sp]       (the parent path and the activation)
  * 12: 910043fd  add x29, sp, #16
  * 16: d63f0060  blr x3                 (eval is the 4th argument)
  * 20: a9417bfd  ldp x29, x30, [sp, #16] <- return address of caller frames
@@ -75,15 +91,34 @@
 #define PYPERFMAP_TRAMPOLINE_SIZE 32u
 #define PYPERFMAP_TEMPLATE_BYTES                                    \
     {0xff, 0x83, 0x00, 0xd1, 0xfd, 0x7b, 0x01, 0xa9,                \
-     0xe4, 0x07, 0x00, 0xf9, 0xfd, 0x43, 0x00, 0x91,                \
+     0xe5, 0x13, 0x00, 0xa9, 0xfd, 0x43, 0x00, 0x91,                \
      0x60, 0x00, 0x3f, 0xd6, 0xfd, 0x7b, 0x41, 0xa9,                \
      0xff, 0x83, 0x00, 0x91, 0xc0, 0x03, 0x5f, 0xd6}
 #else
 #error "pyperfmap: no trampoline template for this architecture"
 #endif
 
-/* Where the activation sits: CFA - 24, under the saved frame pointer. */
+/* Where the activation sits: CFA - 24, under the saved frame pointer; the
+ * caller's path under it. */
 #define PYPERFMAP_ACTIVATION_CFA_OFFSET 24u
+#define PYPERFMAP_PARENT_CFA_OFFSET 32u
+
+/*
+ * The path of a call through the trampoline at `entry` from a caller whose
+ * path is `parent`.  Two instructions in the hook; a multiply spreads the
+ * parent so that f->g and g->f differ.  Not a cryptographic hash: pymerge
+ * checks every path it learns against the next trampoline out and refuses
+ * a path that two samples complete differently (merge/stitch.c).
+ * (Builds of pyperfmap before the path pushed the activation twice, so a
+ * parent equal to the activation means "no path".)
+ */
+#define PYPERFMAP_PATH_ROOT 0x7079706572666d61ull   /* "pyperfma" */
+
+static inline unsigned long long pyperfmap_path_step(unsigned long long parent,
+                                                     unsigned long long entry)
+{
+    return parent * 0x9e3779b97f4a7c15ull + entry;
+}
 
 /*
  * The unwind rule at byte offset `off` of a trampoline.  The canonical frame
@@ -92,13 +127,15 @@
  * pointer register still holds the caller's value); the return address is
  * at CFA - 8 when ra_on_stack is set, otherwise in the link register
  * (aarch64 only); the activation is at CFA - PYPERFMAP_ACTIVATION_CFA_OFFSET
- * while id_saved is set, which includes the return address of the call.
+ * while id_saved is set, which includes the return address of the call, and
+ * the caller's path at CFA - PYPERFMAP_PARENT_CFA_OFFSET while path_saved.
  */
 struct pyperfmap_unwind_rule {
     unsigned cfa_sp_offset;
     int fp_saved;
     int ra_on_stack;
     int id_saved;
+    int path_saved;
 };
 
 static inline struct pyperfmap_unwind_rule pyperfmap_trampoline_rule(unsigned off)
@@ -113,12 +150,14 @@ static inline struct pyperfmap_unwind_rule pyperfmap_trampoline_rule(unsigned of
     r.fp_saved = framed;
     r.ra_on_stack = 1;
     r.id_saved = off >= 6 && off <= 10;
+    r.path_saved = off >= 8 && off <= 10;
 #else
     /* The sub makes the frame, the stp fills it, the ldp and add undo both. */
     r.cfa_sp_offset = off >= 4 && off <= 24 ? 32 : 0;
     r.fp_saved = off >= 8 && off <= 20;
     r.ra_on_stack = r.fp_saved;
     r.id_saved = off >= 12 && off <= 20;
+    r.path_saved = r.id_saved;     /* one stp stores both */
 #endif
     return r;
 }

@@ -301,8 +301,9 @@ static int sample(struct run *x, const struct pd_event *ev)
         /* With kernel addresses hidden, one [kernel] frame says it all. */
         if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
             continue;
-        if (u->activation)
-            x->acts[n_acts++] = (struct stitch_act){u->activation, u->addr, (uint32_t)kept};
+        if (u->ids.activation)
+            x->acts[n_acts++] = (struct stitch_act){u->ids.activation, u->addr, (uint32_t)kept,
+                                                    u->ids.parent};
         kept++;
     }
     n = kept;

@@ -5,6 +5,7 @@
 #include "stitch.h"
 
 #include "idmap.h"
+#include "../libpyperfmap/trampoline.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -28,12 +29,26 @@ struct tstate {
     size_t head, n_pend;
 };
 
+/* What a path was seen to continue with (stitch.h, PATHS): the frames
+ * outward of a trampoline with that path, up to and including the next
+ * trampoline out, whose path is `next` (0: they reach the root). */
+struct link {
+    uint32_t off, len;          /* the frames: pool[off..off+len) */
+    uint64_t next;
+    int conflict;               /* two stacks disagreed: never used */
+};
+
 struct stitch {
     size_t payload_size, max_frames;
     stitch_emit_fn emit;
     void *ctx;
     struct idmap threads;       /* thread key -> struct tstate */
     struct chain tmp;           /* a stack being completed from earlier */
+    struct idmap paths;         /* path -> 1 + its index in links */
+    struct link *links;
+    size_t n_links, cap_links;
+    u32 *pool;                  /* the links' frames */
+    size_t n_pool, cap_pool;
     struct stitch_counts counts;
 };
 
@@ -45,6 +60,7 @@ struct stitch *stitch__new(size_t payload_size, size_t max_frames, stitch_emit_f
     st->emit = emit;
     st->ctx = ctx;
     idmap__init(&st->threads);
+    idmap__init(&st->paths);
     return st;
 }
 
@@ -69,6 +85,9 @@ void stitch__delete(struct stitch *st)
     }
     idmap__exit(&st->threads);
     chain_free(&st->tmp);
+    idmap__exit(&st->paths);
+    free(st->links);
+    free(st->pool);
     free(st);
 }
 
@@ -135,6 +154,97 @@ static int complete_from(struct stitch *st, struct chain *dst, const struct chai
     return k >= 0 && join(st, dst, c, from, (size_t)k) == 0;
 }
 
+/* ---- paths --------------------------------------------------------------- */
+
+/* The trampoline's own path, from its caller's and its entry address
+ * (trampoline.h), or 0 when its frame kept no path. */
+static uint64_t act_path(const struct stitch_act *a)
+{
+    uint64_t entry = a->addr & ~(uint64_t)(PYPERFMAP_TRAMPOLINE_SIZE - 1);
+    return a->parent ? pyperfmap_path_step(a->parent, entry) : 0;
+}
+
+static void learn_link(struct stitch *st, uint64_t path, const u32 *ids, size_t len,
+                       uint64_t next)
+{
+    uintptr_t i = (uintptr_t)idmap__get(&st->paths, path);
+    if (i) {
+        struct link *l = &st->links[i - 1];
+        if (!l->conflict && (l->next != next || l->len != len
+                             || memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0)) {
+            l->conflict = 1;
+            st->counts.path_conflicts++;
+        }
+        return;
+    }
+    if (st->n_pool + len > STITCH_MAX_PATH_FRAMES)
+        return;
+    GROW(st->links, st->cap_links, st->n_links + 1);
+    GROW(st->pool, st->cap_pool, st->n_pool + len);
+    if (len)
+        memcpy(st->pool + st->n_pool, ids, len * sizeof(*ids));
+    st->links[st->n_links++] = (struct link){(uint32_t)st->n_pool, (uint32_t)len, next, 0};
+    st->n_pool += len;
+    idmap__put(&st->paths, path, (void *)(uintptr_t)st->n_links);
+}
+
+/* Learns what c shows of its paths: between two trampolines whose paths
+ * agree (the inner one's caller is the outer one), the frames between
+ * them; from the outermost trampoline of a complete stack, called from the
+ * root, the frames to the root.  A path whose caller does not agree (a
+ * greenlet switched stacks under the hook, a corrupt copy) teaches
+ * nothing. */
+static void learn(struct stitch *st, const struct chain *c, int complete)
+{
+    uint64_t p = c->n_acts ? act_path(&c->acts[0]) : 0;
+    for (size_t i = 0; i < c->n_acts; i++) {
+        const struct stitch_act *a = &c->acts[i];
+        uint64_t q = i + 1 < c->n_acts ? act_path(&c->acts[i + 1]) : 0;
+        if (p && q && a->parent == q)
+            learn_link(st, p, c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
+        else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT)
+            learn_link(st, p, c->ids + a->pos + 1, c->n - a->pos - 1, 0);
+        p = q;
+    }
+}
+
+/* dst = c's frames up to its outermost trampoline, then what its path was
+ * seen to continue with, link by link to the root.  dst may be c.  -1
+ * (dst unchanged) when a link is unknown or disputed, or the stack would
+ * be longer than max_frames. */
+static int complete_by_path(struct stitch *st, struct chain *dst, const struct chain *c)
+{
+    if (!c->n_acts)
+        return -1;
+    size_t keep = c->acts[c->n_acts - 1].pos + 1, n = keep;
+    uint64_t start = act_path(&c->acts[c->n_acts - 1]);
+    if (!start)
+        return -1;
+    /* check the whole way first; the bound on links also ends a cycle */
+    size_t links = 0;
+    for (uint64_t q = start; q; links++) {
+        uintptr_t i = (uintptr_t)idmap__get(&st->paths, q);
+        if (!i || st->links[i - 1].conflict)
+            return -1;
+        n += st->links[i - 1].len;
+        if (n > st->max_frames || links > st->max_frames)
+            return -1;
+        q = st->links[i - 1].next;
+    }
+    if (dst != c)
+        chain_set(dst, c->ids, keep, c->acts, c->n_acts);
+    GROW(dst->ids, dst->cap_ids, n);
+    size_t k = keep;
+    for (uint64_t q = start; q;) {
+        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, q) - 1];
+        memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
+        k += l->len;
+        q = l->next;
+    }
+    dst->n = k;
+    return 0;
+}
+
 /* A complete stack of t, newer than all its waiting samples, settles them
  * (see stitch.h): newest first, each completed one standing for the
  * complete stack the older ones are matched against. */
@@ -145,10 +255,12 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
         size_t slot = (t->head + --t->n_pend) % STITCH_MAX_PENDING;
         struct chain *p = &t->pend[slot];
         int done = from && complete_from(st, p, p, from);
-        if (done) {
+        if (done)
             st->counts.from_later++;
+        else if ((done = complete_by_path(st, p, p) == 0))
+            st->counts.from_path++;
+        if (done)
             from = p;
-        }
         st->emit(st->ctx, t->payloads + slot * st->payload_size, p->ids, p->n, done);
     }
     t->head = 0;
@@ -193,6 +305,7 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
             return STITCH_COMPLETE;
         t = t ? t : thread_state(st, thread);
         chain_set(&t->last, ids, *n, acts, n_acts);
+        learn(st, &t->last, 1);
         settle(st, t, &t->last);
         return STITCH_COMPLETE;
     }
@@ -200,8 +313,14 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
     if (!n_acts)
         return STITCH_TRUNCATED;    /* nothing to match, ever */
     struct chain c = {ids, *n, *n, (struct stitch_act *)acts, n_acts, n_acts};
-    if (t && complete_from(st, &st->tmp, &c, &t->last)) {
+    learn(st, &c, 0);
+    int found = t && complete_from(st, &st->tmp, &c, &t->last);
+    if (found)
         st->counts.from_earlier++;
+    else if ((found = complete_by_path(st, &st->tmp, &c) == 0))
+        st->counts.from_path++;
+    if (found) {
+        t = t ? t : thread_state(st, thread);
         settle(st, t, &st->tmp);
         /* the completed stack is now the thread's last complete one */
         struct chain old = t->last;
@@ -233,7 +352,9 @@ void stitch__summary(const struct stitch *st, FILE *f)
 {
     const struct stitch_counts *c = &st->counts;
     fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
-            "through an activation of their thread (%" PRIu64 " from an earlier sample, %" PRIu64
-            " from a later one)\n", c->from_earlier + c->from_later, c->truncated, c->from_earlier,
-            c->from_later);
+            "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
+            " from a later one; %" PRIu64 " through their call path; %" PRIu64
+            " paths disputed)\n",
+            c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
+            c->from_later, c->from_path, c->path_conflicts);
 }

@@ -29,12 +29,30 @@
  *   A stitched stack is complete, so it completes others in turn: chains
  *   of samples, each reaching further out, complete the deepest ones.
  *
+ * PATHS
+ *   A short call (a web request) is often cut off in every sample taken
+ *   inside it.  Its call path recurs, though, and each trampoline frame
+ *   also keeps its caller's path (trampoline.h), from which its own path
+ *   follows.  Every stack teaches what its paths continue with: the frames
+ *   between a trampoline and the next one out, when the inner one's caller
+ *   is the outer one's path (so greenlets and corrupt copies teach
+ *   nothing), and from the outermost trampoline of a complete stack, when
+ *   it was called from the root, the frames to the root.  A truncated
+ *   sample that no activation completes follows what its outermost
+ *   trampoline's path was seen to continue with, link by link to the root:
+ *   the same Python functions, each called from the same function, all the
+ *   way out.  The native frames between two of them are those seen; a path
+ *   that two stacks continue differently (one function calling another
+ *   both directly and through map()) is disputed, and completes nothing.
+ *
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
  *   waiting samples (a longer wait gives up on the oldest, which stays
  *   truncated); each holds its frame ids, activations and payload.  So the
  *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
- *   thread that ever had a truncated stack with an activation.
+ *   thread that ever had a truncated stack with an activation.  Paths:
+ *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
+ *   plus 32 per path); later paths are not learned.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
@@ -49,12 +67,14 @@
 #include <stdio.h>
 
 #define STITCH_MAX_PENDING 64
+#define STITCH_MAX_PATH_FRAMES (16u << 20)
 
 /* A trampoline frame of a stack and its activation identity. */
 struct stitch_act {
     uint64_t id;            /* the identity read from its frame (never 0) */
     uint64_t addr;          /* the frame's address: the same trampoline has the same */
     uint32_t pos;           /* its index in the stack, leaf first */
+    uint64_t parent;        /* its caller's path, or 0 (unknown) */
 };
 
 /*
@@ -96,14 +116,15 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
 /* The end of the input: every waiting sample is emitted, truncated. */
 void stitch__finish(struct stitch *st);
 
-/* For -v: how many truncated stacks were completed, from earlier and later
- * samples. */
+/* For -v: how many truncated stacks were completed, and how. */
 void stitch__summary(const struct stitch *st, FILE *f);
 
 /* The counts behind the summary. */
 struct stitch_counts {
     uint64_t truncated;     /* truncated samples offered */
-    uint64_t from_earlier, from_later;
+    uint64_t from_earlier, from_later;  /* through an activation */
+    uint64_t from_path;
+    uint64_t path_conflicts;            /* paths disputed */
 };
 struct stitch_counts stitch__counts(const struct stitch *st);
 

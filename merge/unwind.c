@@ -8,7 +8,7 @@ static struct uframe frame(uint64_t ip, uint16_t mode, int is_return)
                            mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_HYPERVISOR,
                            mode == PERF_RECORD_MISC_GUEST_KERNEL ||
                                mode == PERF_RECORD_MISC_GUEST_USER,
-                           (uint8_t)is_return, 0};
+                           (uint8_t)is_return, {0, 0}};
 }
 
 size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, size_t max)

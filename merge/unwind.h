@@ -15,13 +15,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a pyperfmap trampoline frame keeps (libpyperfmap/trampoline.h);
+ * 0 where it kept nothing. */
+struct tramp_ids {
+    uint64_t activation;
+    uint64_t parent;        /* its caller's path */
+};
+
 struct uframe {
     uint64_t addr;
     uint8_t kernel;         /* kernel (or hypervisor) code */
     uint8_t guest;          /* code of a virtual machine guest: not resolvable */
     uint8_t is_return;      /* a return address: symbolize addr - 1 */
-    uint64_t activation;    /* a pyperfmap trampoline's activation identity, read
-                             * from a DWARF stack copy (trampoline.h); 0: none */
+    struct tramp_ids ids;   /* a pyperfmap trampoline's, from a DWARF stack copy */
 };
 
 /* Deepest stack kept; deeper chains keep their leaf end. */

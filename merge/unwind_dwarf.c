@@ -58,7 +58,7 @@ struct walk {
     uint64_t lo, size;          /* the copy covers [lo, lo + size) */
     uint64_t r[CFI_NREGS];
     uint32_t valid;             /* bit i: r[i] is known */
-    uint64_t act;               /* the last step's trampoline activation, or 0 */
+    struct tramp_ids act;       /* the last step's trampoline identities, or 0s */
     struct unwind_map elf;      /* the last ELF mapping looked up (kind 0: none) */
 };
 
@@ -363,16 +363,22 @@ static enum unwind_stop step_cfi(struct walk *w, const struct cfi *c, const stru
 
 /* The caller of a trampoline frame: the CFA is sp + cfa_off, the return
  * address sits just under it, and rbp under that if the frame saved it.
- * A pyperfmap trampoline's activation, when it has stored it, is below
+ * A pyperfmap trampoline's identities, when it has stored them, are below
  * both, so inside the copy whenever they are. */
-static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_saved, int id_saved)
+static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_saved,
+                                   int id_saved, int path_saved)
 {
     uint64_t cfa = w->r[CFI_REG_RSP] + cfa_off, ra, rbp = 0;
     enum unwind_stop rc = read_mem(w, cfa - 8, 8, &ra);
     if (rc == UNWIND_COMPLETE && rbp_saved)
         rc = read_mem(w, cfa - 16, 8, &rbp);
-    if (id_saved && read_mem(w, cfa - PYPERFMAP_ACTIVATION_CFA_OFFSET, 8, &w->act) != UNWIND_COMPLETE)
-        w->act = 0;
+    if (id_saved && read_mem(w, cfa - PYPERFMAP_ACTIVATION_CFA_OFFSET, 8, &w->act.activation))
+        w->act.activation = 0;
+    if (path_saved && read_mem(w, cfa - PYPERFMAP_PARENT_CFA_OFFSET, 8, &w->act.parent))
+        w->act.parent = 0;
+    /* older builds pushed the activation twice: no path */
+    if (w->act.parent == w->act.activation)
+        w->act.parent = 0;
     if (rc != UNWIND_COMPLETE)
         return rc;
     w->r[CFI_REG_RA] = ra;
@@ -413,11 +419,11 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
     }
     case UNWIND_MAP_PYPERFMAP: {
         struct pyperfmap_unwind_rule r = pyperfmap_trampoline_rule((unsigned)(at - m.start));
-        return step_tramp(w, r.cfa_sp_offset, r.fp_saved, r.id_saved);
+        return step_tramp(w, r.cfa_sp_offset, r.fp_saved, r.id_saved, r.path_saved);
     }
     case UNWIND_MAP_CPYTHON_PERF: {
         uint64_t off = at - m.start;
-        return step_tramp(w, off >= CPYTHON_TRAMP_SUB_END && off < CPYTHON_TRAMP_RET ? 16 : 8, 0, 0);
+        return step_tramp(w, off >= CPYTHON_TRAMP_SUB_END && off < CPYTHON_TRAMP_RET ? 16 : 8, 0, 0, 0);
     }
     }
     return UNWIND_NO_MAP;
@@ -444,7 +450,8 @@ static int load_regs(struct walk *w, const struct unwind_user *user)
 
 enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_user *user,
                                     unwind_lookup_fn lookup, void *ctx,
-                                    uint64_t *ips, uint64_t *acts, unsigned max, unsigned *n)
+                                    uint64_t *ips, struct tramp_ids *acts, unsigned max,
+                                    unsigned *n)
 {
     struct walk w = {.u = u, .lookup = lookup, .ctx = ctx, .stack = user->stack,
                      .size = user->stack ? user->stack_size : 0};
@@ -459,7 +466,7 @@ enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_
             return UNWIND_DEPTH;
         ips[(*n)++] = pc;
         int signal;
-        w.act = 0;
+        w.act = (struct tramp_ids){0, 0};
         enum unwind_stop rc = step(&w, exact ? pc : pc - 1, &signal);
         if (acts)
             acts[*n - 1] = w.act;
@@ -498,7 +505,8 @@ size_t unwind_dwarf__sample(struct unwind_dwarf *u, const struct pd_sample *s, u
     if (!s->regs_abi && mode == PERF_RECORD_MISC_KERNEL)
         return k;   /* a kernel thread */
     struct unwind_user user = {s->regs_abi, s->regs_mask, s->regs, s->stack, s->stack_dyn_size};
-    uint64_t ips[UNWIND_MAX_FRAMES], acts[UNWIND_MAX_FRAMES];
+    uint64_t ips[UNWIND_MAX_FRAMES];
+    struct tramp_ids acts[UNWIND_MAX_FRAMES];
     unsigned m, room = (unsigned)(max - k < UNWIND_MAX_FRAMES ? max - k : UNWIND_MAX_FRAMES);
     if (room == 0)
         return k;

@@ -44,9 +44,9 @@
  * WHAT THE CALLER GETS
  *   ips[0] is the sampled user pc; ips[1..] are return addresses, callee
  *   to caller, like the user part of a frame-pointer callchain (symbolize
- *   them at pc - 1).  acts[i], when asked for, is the activation identity
- *   that the pyperfmap trampoline of frame i keeps (trampoline.h), or 0:
- *   another kind of frame, or a trampoline caught before it stored it.  The return value says why the walk stopped:
+ *   them at pc - 1).  acts[i], when asked for, holds the identities that
+ *   the pyperfmap trampoline of frame i keeps (trampoline.h), or 0s:
+ *   another kind of frame, or a trampoline caught before it stored them.  The return value says why the walk stopped:
  *   UNWIND_COMPLETE means the outermost frame was reached (its CFI marks the
  *   return address undefined, as _start and clone do); anything else
  *   means the stack is incomplete, and the caller should put a
@@ -117,13 +117,14 @@ void unwind_dwarf__delete(struct unwind_dwarf *u);
 
 /*
  * Unwind one sample into ips (room for max >= 1 entries), and the
- * activation identities into acts unless it is NULL (room for as many);
+ * trampoline identities into acts unless it is NULL (room for as many);
  * *n gets the number written.  Never fails as a call: garbage input ends
  * the walk with the frames found so far and a stop reason.
  */
 enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_user *user,
                                     unwind_lookup_fn lookup, void *ctx,
-                                    uint64_t *ips, uint64_t *acts, unsigned max, unsigned *n);
+                                    uint64_t *ips, struct tramp_ids *acts, unsigned max,
+                                    unsigned *n);
 
 /* Whether samples of this event carry a user stack to unwind. */
 int unwind_dwarf__wanted(const struct perf_event_attr *attr);

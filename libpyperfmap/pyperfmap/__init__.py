@@ -20,10 +20,17 @@ __all__ = ["enable", "disable", "is_enabled", "map_path", "enabled"]
 
 #: Where the map goes: perf reads /tmp; pymerge can read any folder (--map-dir).
 MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"
+#: Set to 1: enable() keeps call paths (pyperf-record sets it for small copies).
+PATHS_ENV = "PYPERFMAP_PATHS"
 
 
-def enable():
+def enable(paths=None):
     """Turn trampolines on (idempotent).
+
+    paths: also keep each call's call path in its trampoline frame, from
+    which pymerge completes DWARF stacks that a small stack copy cut off
+    (README: "Deeper than the copy").  It costs about 25 instructions more
+    per Python call.  None: as ``PYPERFMAP_PATHS=1`` in the environment says.
 
     Returns True when Python functions will be named in the perf map.  When
     the map cannot be written (say /tmp is not writable) it prints one
@@ -31,7 +38,9 @@ def enable():
     RuntimeError if another eval-frame hook (CPython's ``-X perf``, a
     debugger) is installed, and changes nothing then.
     """
-    return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp")
+    if paths is None:
+        paths = os.environ.get(PATHS_ENV) == "1"
+    return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
 
 
 def disable():

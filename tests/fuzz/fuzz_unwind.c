@@ -117,7 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                (const uint8_t *)stack, stack_size};
     if (flags & 16)         /* a register mask missing some */
         user.mask &= ~((uint64_t)pick << 8 & 0xfffff);
-    uint64_t ips[128], acts[128];
+    uint64_t ips[128];
+    struct tramp_ids acts[128];
     unsigned n;
     (void)unwind_dwarf__walk(u, &user, lookup, NULL, ips, acts, 128, &n);
     return 0;

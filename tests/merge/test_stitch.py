@@ -25,10 +25,13 @@ one of the very same run.  Checked with pymerge:
   - real programs, where PYTHON has them (Debian's python3-django and
     python3-numpy on /usr/bin/python3): a Django request loop through the
     test client, and `import numpy` ten times, with pyperf-record's default
-    copy (24 KiB): >= 98% complete; and, on the same samples (--dwarf-copy,
-    since the two events' independent samples of functions near 50% differ
-    by about 1.6 points from sampling alone), no stitched stack the 64 KiB
-    copies do not show, and each function within 2 points.
+    copy (24 KiB, no paths) and with 16 KiB copies and call paths
+    (PYPERFMAP_PATHS=1, as pyperf-record sets it for them): >= 98% complete
+    (numpy at 16 KiB: >= 95%; its 64 KiB copies reach 98.8%, and some paths
+    are disputed); and, on the same samples (--dwarf-copy, since the two
+    events' independent samples of functions near 50% differ by about 1.6
+    points from sampling alone), no stitched stack the 64 KiB copies do not
+    show, and each function within 2 points.
 """
 import collections
 import os
@@ -54,10 +57,11 @@ def event(size):
     return 'cpu-clock/call-graph=dwarf,stack-size=%d,freq=999/' % size
 
 
-def record(tmp, name, sizes, cmd):
-    """perf record of cmd with one event per stack copy size; the path."""
+def record(tmp, name, sizes, cmd, paths=False):
+    """perf record of cmd with one event per stack copy size; the path.
+    paths: pyperfmap keeps call paths (PYPERFMAP_PATHS=1)."""
     data = os.path.join(tmp, name + '.data')
-    env = dict(os.environ)
+    env = dict(os.environ, PYPERFMAP_PATHS='1' if paths else '0')
     if os.environ.get('PYMERGE_CHILD_PRELOAD'):     # a sanitized pyperfmap build
         env.update(LD_PRELOAD=os.environ['PYMERGE_CHILD_PRELOAD'], ASAN_OPTIONS='detect_leaks=0')
     events = []
@@ -122,15 +126,20 @@ def can_import(module):
 
 
 class Stitching(unittest.TestCase):
-    def check_exact(self, data, size, stitched_reference=False):
+    def check_exact(self, data, size, stitched_reference=False, tolerance=0.0):
         """--dwarf-copy size of the full event, stitched, against the full
         event (unstitched, unless stitched_reference): no complete stack
-        appears more often (each stitched sample is its own full stack)."""
+        appears more often (each stitched sample is its own full stack),
+        but for a tolerance (a share of the samples): a path's native
+        frames are those first seen, before a dispute shows."""
         cut, summary = pymerge(data, FULL, '--dwarf-copy', str(size))
         full, _ = pymerge(data, FULL, *(() if stitched_reference else ('--no-stitch',)))
         self.assertGreater(stitched(summary), 0, summary)
         excess = [(s, c, full[s]) for s, c in cut.items() if '[truncated]' not in s and c > full[s]]
-        self.assertEqual(excess[:2], [], 'stitched stacks the full copies never show')
+        extra = sum(c - f for s, c, f in excess)
+        self.assertLessEqual(extra, tolerance * sum(cut.values()),
+                             'stitched stacks the full copies never show: %d samples, %r'
+                             % (extra, excess[:1]))
 
     def check_close(self, got, want, what):
         gap, frame, a, b = worst_gap(got, want)
@@ -189,14 +198,20 @@ class DeepRecursion(Stitching):
 
 
 class RealPrograms(Stitching):
-    """Debian's Django and numpy, with pyperf-record's default copy."""
+    """Debian's Django and numpy, with pyperf-record's default copy, and
+    with 16 KiB copies and call paths."""
 
-    def check_program(self, name, cmd):
+    def check_program(self, name, cmd, size=DEFAULT, paths=False, least=0.98):
         tmp = tempfile.mkdtemp(prefix='test_stitch.')
         self.addCleanup(shutil.rmtree, tmp)
-        data = record(tmp, name, [DEFAULT, FULL], cmd)
-        real, summary = pymerge(data, DEFAULT, *PY)
+        data = record(tmp, name, [size, FULL], cmd, paths)
+        real, summary = pymerge(data, size, *PY)
         self.assertGreater(stitched(summary), 0, summary)
+        through_paths = int(re.search(r'(\d+) through their call path', summary).group(1))
+        if paths:
+            self.assertGreater(through_paths, 0, summary)
+        else:
+            self.assertEqual(through_paths, 0, summary)     # the plain hook keeps none
         share = complete_share(real)
         if os.environ.get('PYMERGE_CHILD_PRELOAD'):
             # The sanitizer runtimes preloaded into the interpreter have
@@ -205,23 +220,35 @@ class RealPrograms(Stitching):
             errors = int(re.search(r'(\d+) unwinding errors', summary).group(1))
             total = sum(c for st, c in real.items() if has_python(st))
             share += errors / total
-        self.assertGreaterEqual(share, 0.98, summary)
+        self.assertGreaterEqual(share, least, summary)
         # Django's deepest imports (django.setup) do not fit 64 KiB either:
         # the reference is stitched too, from its bigger copies.
-        self.check_exact(data, DEFAULT, stitched_reference=True)
-        self.check_close(pymerge(data, FULL, '--dwarf-copy', str(DEFAULT), *PY)[0],
-                         pymerge(data, FULL, *PY)[0], '%s, 24 KiB of each copy' % name)
+        self.check_exact(data, size, stitched_reference=True, tolerance=0.01 if paths else 0)
+        self.check_close(pymerge(data, FULL, '--dwarf-copy', str(size), *PY)[0],
+                         pymerge(data, FULL, *PY)[0], '%s, %d KiB of each copy' % (name, size // 1024))
 
-    def test_django(self):
+    def django(self):
         if not can_import('django'):
             self.skipTest('no Django for %s (Debian: python3-django)' % PYTHON)
-        self.check_program('django', [PYTHON, '-m', 'pyperfmap', DJANGO, '3'])
+        return [PYTHON, '-m', 'pyperfmap', DJANGO, '3']
 
-    def test_numpy(self):
+    def numpy(self):
         if not can_import('numpy'):
             self.skipTest('no numpy for %s (Debian: python3-numpy)' % PYTHON)
         loop = 'for i in 1 2 3 4 5 6 7 8 9 10; do "$0" -m pyperfmap -c "import numpy" || exit 1; done'
-        self.check_program('numpy', ['sh', '-c', loop, PYTHON])
+        return ['sh', '-c', loop, PYTHON]
+
+    def test_django(self):
+        self.check_program('django', self.django())
+
+    def test_django_paths(self):
+        self.check_program('django', self.django(), SMALL, paths=True)
+
+    def test_numpy(self):
+        self.check_program('numpy', self.numpy())
+
+    def test_numpy_paths(self):
+        self.check_program('numpy', self.numpy(), SMALL, paths=True, least=0.95)
 
 
 if __name__ == '__main__':

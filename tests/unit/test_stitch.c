@@ -5,9 +5,12 @@
  * A stack is written root first as a string of one-letter frames, upper
  * case for trampoline frames; a trampoline's activation identity is given
  * per letter, so "the same call" is spelled by the same letter and number.
+ * Paths (trampoline.h) are computed from the letters outward of each one,
+ * as the hook folds them.
  */
 #include "check.h"
 #include "stitch.h"
+#include "../../libpyperfmap/trampoline.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -44,7 +47,7 @@ struct sample {
  * the same order (0: a trampoline caught before it stored one). */
 static struct sample make(const char *frames, const uint64_t *act_ids)
 {
-    struct sample s = {{0}, strlen(frames), {{0, 0, 0}}, 0};
+    struct sample s = {{0}, strlen(frames), {{0, 0, 0, 0}}, 0};
     size_t k = 0, n_upper = 0;
     for (size_t i = 0; frames[i]; i++)
         n_upper += frames[i] >= 'A' && frames[i] <= 'Z';
@@ -53,8 +56,32 @@ static struct sample make(const char *frames, const uint64_t *act_ids)
         char c = frames[s.n - 1 - i];
         s.ids[i] = (uint32_t)c;
         if (c >= 'A' && c <= 'Z' && act_ids[--k])
-            s.acts[s.n_acts++] = (struct stitch_act){act_ids[k], 0x1000u + (uint64_t)c * 16, (uint32_t)i};
+            s.acts[s.n_acts++] = (struct stitch_act){act_ids[k], 0x1000u + (uint64_t)c * 16,
+                                                     (uint32_t)i, 0};
     }
+    return s;
+}
+
+/* A sample of the stack `full` (root first) whose copy ended `cut` frames
+ * short of the root, each trampoline with its own activation (base, base +
+ * 1, ... from the root) and its caller's path, as the hook folds them. */
+static struct sample make_path(const char *full, size_t cut, uint64_t base)
+{
+    uint64_t ids[MAXF], parents[MAXF], parent = PYPERFMAP_PATH_ROOT;
+    size_t n_upper = 0, skipped = 0;
+    for (size_t i = 0; full[i]; i++) {
+        if (full[i] < 'A' || full[i] > 'Z')
+            continue;
+        if (i < cut)
+            skipped++;
+        parents[n_upper] = parent;
+        ids[n_upper] = base + n_upper;
+        parent = pyperfmap_path_step(parent, 0x1000u + (uint64_t)full[i] * 16);
+        n_upper++;
+    }
+    struct sample s = make(full + cut, ids + skipped);
+    for (size_t i = 0; i < s.n_acts; i++)     /* acts are leaf first */
+        s.acts[i].parent = parents[n_upper - 1 - i];
     return s;
 }
 
@@ -179,6 +206,55 @@ int main(void)
     CHECK(n_got == 1 + STITCH_MAX_PENDING);
     for (int i = 1; i < n_got; i++)
         CHECK(!got[i].complete && got[i].payload > 1000);
+    stitch__delete(st);
+
+    /* Paths: another thread, another call (no activation in common), the
+     * same path: completed from what the complete stack showed. */
+    st = stitch__new(sizeof(int), MAXF, emit, NULL);
+    s = make_path("rmAxByCz", 0, 1);
+    CHECK(offer(st, 1, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rmAxByCpDq", 4, 100);        /* "ByCpDq" */
+    CHECK(offer(st, 2, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rmAxByCpDq"));
+    /* ...by links learned from truncated stacks too, chained: "CpDqEs"
+     * teaches E->D->C, and then "EsFt" is completed through all of them. */
+    s = make_path("rmAxByCpDqEs", 6, 200);
+    CHECK(offer(st, 3, &s, 0, 0) == STITCH_STITCHED);
+    s = make_path("rmAxByCpDqEsFt", 11, 300);   /* "sFt": outermost F */
+    CHECK(offer(st, 4, &s, 0, 0) == STITCH_TRUNCATED);    /* F's caller E: "EsF" unseen */
+    s = make_path("rmAxByCpDqEsFt", 10, 300);   /* "EsFt" */
+    CHECK(offer(st, 5, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rmAxByCpDqEsFt"));
+    c = stitch__counts(st);
+    CHECK(c.from_path == 3 && c.from_earlier == 0 && c.path_conflicts == 0);
+    /* A path continued two ways (G's caller B, with x or with w between
+     * them) is disputed: it completes nothing. */
+    s = make_path("rmAxByGz", 0, 400);
+    CHECK(offer(st, 6, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rmAxBwGz", 0, 500);
+    CHECK(offer(st, 6, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rmAxByGzHu", 6, 600);        /* "GzHu" */
+    CHECK(offer(st, 7, &s, 0, 0) == STITCH_TRUNCATED);
+    CHECK(stitch__counts(st).path_conflicts == 1);
+    /* A caller that is not the next trampoline out (a greenlet switched
+     * stacks under the hook) teaches nothing: here K claims Z's path as
+     * its caller's while J is out of it.  Had it taught, the sample below,
+     * truly called from Z, would come out as "rJpKqLv". */
+    struct sample z = make_path("rZpKq", 0, 700);
+    s = make_path("rJpKq", 0, 710);
+    s.acts[0].parent = z.acts[0].parent;
+    CHECK(offer(st, 8, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rZpKqLv", 3, 800);           /* "KqLv" */
+    CHECK(offer(st, 9, &s, 0, 0) == STITCH_TRUNCATED);
+    s = make_path("rZpKq", 0, 900);             /* Z's own path completes it */
+    CHECK(offer(st, 8, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rZpKqLv", 3, 800);
+    CHECK(offer(st, 9, &s, 0, 0) == STITCH_STITCHED && !strcmp(as_text(&s), "rZpKqLv"));
+    /* Stacks of builds without paths (parent 0) neither teach nor follow. */
+    s = make("rMpNq", (uint64_t[]){1000, 1001});
+    CHECK(offer(st, 10, &s, 1, 0) == STITCH_COMPLETE);
+    s = make("NqOv", (uint64_t[]){1050, 1051});
+    CHECK(offer(st, 11, &s, 0, 0) == STITCH_TRUNCATED);
     stitch__delete(st);
     return 0;
 }
