@@ -81,8 +81,8 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
     ((trampoline_fn)(t))(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault, ++activations, 0)
 
 /* The same, keeping the thread's path too.  Restoring it on return costs
- * the hook its tail call (and about 25 instructions per call in all), which
- * is why only the path hook does it. */
+ * the hook its tail call (16 instructions per call in all), which is why
+ * only the path hook does it. */
 static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
 {
     uint64_t parent = path;
@@ -365,34 +365,48 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval(HOOK_PARAM
     return CALL_TRAMPOLINE(t);
 }
 
+static PyObject *pyperfmap_eval_path(HOOK_PARAMS);
+
+/* The path hook's first call of a code object, tail-called as in the plain
+ * hook.  It goes back into the hook once the trampoline is cached, so that
+ * a first call leaves the same native frames as any later one (pymerge
+ * learns what each path continues with from them). */
+__attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_PARAMS)
+{
+    PyObject *code = FRAME_CODE(frame);
+    void *t = pyperfmap_first_call(code);
+    if (cached_trampoline(code) == t)
+        return pyperfmap_eval_path(HOOK_ARGS);
+    return call_trampoline_path(HOOK_ARGS, t);     /* not cached (out of memory) */
+}
+
+/* Both hooks, with `with_path` a constant in each. */
+__attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path)
+{
+    PyObject *code = FRAME_CODE(frame);
+    IF_SHIM_EVAL(code);
+    void *t = cached_trampoline(code);
+    if (__builtin_expect(t == NULL, 0))
+        return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);
+    IF_TRACED_CALL(t);
+    return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
+}
+
 /* The hot path of every Python call while enabled.  Named for pymerge,
  * which removes it from mixed stacks as interpreter plumbing.  It
  * tail-calls the trampoline: the trampoline's frame record then links to
  * the hook's caller, and a `perf record -g` walk goes on from there. */
 static PyObject *pyperfmap_eval(HOOK_PARAMS)
 {
-    PyObject *code = FRAME_CODE(frame);
-    IF_SHIM_EVAL(code);
-    void *t = cached_trampoline(code);
-    if (__builtin_expect(t == NULL, 0))
-        return pyperfmap_first_eval(HOOK_ARGS);
-    IF_TRACED_CALL(t);
-    return CALL_TRAMPOLINE(t);
+    return eval_hook(HOOK_ARGS, 0);
 }
 
-/* The hook with the path identity (enable(paths=True)).  A first call
- * leaves the same native frames as any other (pymerge learns paths from
- * them).  Its own frame keeps a frame pointer (meson.build), so a
- * `perf record -g` walk goes through it to the Python caller. */
+/* The hook with the path identity (enable(paths=True)).  Its own frame
+ * keeps a frame pointer (meson.build), so a `perf record -g` walk goes
+ * through it to the Python caller. */
 static PyObject *pyperfmap_eval_path(HOOK_PARAMS)
 {
-    PyObject *code = FRAME_CODE(frame);
-    IF_SHIM_EVAL(code);
-    void *t = cached_trampoline(code);
-    if (__builtin_expect(t == NULL, 0))
-        t = pyperfmap_first_call(code);
-    IF_TRACED_CALL(t);
-    return call_trampoline_path(HOOK_ARGS, t);
+    return eval_hook(HOOK_ARGS, 1);
 }
 
 /* The benchmark's floor: what any PEP 523 hook costs before it does work. */

@@ -470,6 +470,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         } else {
             if (ev.type == PD_EXIT && x->m.calls)
                 modes__call_exit(&x->m, ev.u.task.tid, ev.time);
+            if (ev.type == PD_EXIT && x->st)
+                stitch__thread_exit(x->st, (uint64_t)ev.u.task.pid << 32 | ev.u.task.tid);
             session__apply(x->s, &ev);
         }
         if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&

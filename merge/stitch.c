@@ -271,7 +271,6 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
     struct tstate *t = idmap__get(&st->threads, key);
     if (!t) {
         t = xcalloc(1, sizeof(*t));
-        t->payloads = xmalloc(STITCH_MAX_PENDING * (st->payload_size ? st->payload_size : 1));
         idmap__put(&st->threads, key, t);
     }
     return t;
@@ -288,6 +287,8 @@ static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, si
         t->head = (t->head + 1) % STITCH_MAX_PENDING;
         t->n_pend--;
     }
+    if (!t->payloads)
+        t->payloads = xmalloc(STITCH_MAX_PENDING * (st->payload_size ? st->payload_size : 1));
     size_t slot = (t->head + t->n_pend++) % STITCH_MAX_PENDING;
     chain_set(&t->pend[slot], ids, n, acts, n_acts);
     memcpy(t->payloads + slot * st->payload_size, payload, st->payload_size);
@@ -334,6 +335,21 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
         return STITCH_TRUNCATED;
     keep_waiting(st, t ? t : thread_state(st, thread), ids, *n, acts, n_acts, payload);
     return STITCH_WAITING;
+}
+
+void stitch__thread_exit(struct stitch *st, uint64_t thread)
+{
+    struct tstate *t = idmap__get(&st->threads, thread);
+    if (!t)
+        return;
+    settle(st, t, NULL);
+    /* The key stays (idmap never removes one) with a state that holds no
+     * buffers, ready for a thread that reuses the id. */
+    chain_free(&t->last);
+    for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
+        chain_free(&t->pend[k]);
+    free(t->payloads);
+    memset(t, 0, sizeof(*t));
 }
 
 void stitch__finish(struct stitch *st)

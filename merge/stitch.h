@@ -48,7 +48,8 @@
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
  *   waiting samples (a longer wait gives up on the oldest, which stays
- *   truncated); each holds its frame ids, activations and payload.  So the
+ *   truncated); each holds its frame ids, activations and payload.  A
+ *   thread's buffers are freed when it exits (stitch__thread_exit).  So the
  *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
  *   thread that ever had a truncated stack with an activation.  Paths:
  *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
@@ -113,7 +114,13 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
                                   const struct stitch_act *acts, size_t n_acts, int complete,
                                   const void *payload);
 
-/* The end of the input: every waiting sample is emitted, truncated. */
+/* The thread ended: its waiting samples are settled (through paths, or
+ * left truncated) and its buffers freed, so that a program that churns
+ * through short-lived threads holds no memory for those that ended. */
+void stitch__thread_exit(struct stitch *st, uint64_t thread);
+
+/* The end of the input: every waiting sample is settled, through paths or
+ * left truncated. */
 void stitch__finish(struct stitch *st);
 
 /* For -v: how many truncated stacks were completed, and how. */

@@ -421,6 +421,14 @@ class Lifetime(Scratch):
 
 class Threads(Scratch):
     def test_stress_threads_and_toggling(self):
+        self.threads_and_toggling(paths=False)
+
+    def test_stress_threads_and_toggling_paths(self):
+        """The same with call paths (PYPERFMAP_PATHS=1): each thread keeps
+        its own, and the toggler also switches between the two hooks."""
+        self.threads_and_toggling(paths=True)
+
+    def threads_and_toggling(self, paths):
         prog = self.script("""
             import os, sys, threading, pyperfmap
             stop = threading.Event()
@@ -433,11 +441,19 @@ class Threads(Scratch):
                     shared(i)
             def shared(i):
                 return i
+            paths = os.environ.get("PYPERFMAP_PATHS") == "1"
             def toggler():
+                n = 0
                 while not stop.is_set():
                     pyperfmap.disable()
                     pyperfmap.enable()
+                    n += 1
+                    if paths and n % 3 == 0:
+                        pyperfmap.enable(paths=False)   # the plain hook for a while
+                        pyperfmap.enable()
             pyperfmap.enable()
+            from pyperfmap import _pyperfmap
+            assert _pyperfmap._stats()["paths"] == paths
             t = threading.Thread(target=toggler)
             t.start()
             ws = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
@@ -452,7 +468,7 @@ class Threads(Scratch):
                 threading.Thread(target=spin, daemon=True).start()
             print(os.getpid())
         """)
-        sys_switch = {"PYTHONUNBUFFERED": "1"}
+        sys_switch = {"PYTHONUNBUFFERED": "1", "PYPERFMAP_PATHS": "1" if paths else "0"}
         p = run([PY, "-X", "faulthandler", prog], env=sys_switch, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         entries = read_map(self.map_of(int(p.stdout)))

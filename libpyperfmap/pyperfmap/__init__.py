@@ -29,8 +29,8 @@ def enable(paths=None):
 
     paths: also keep each call's call path in its trampoline frame, from
     which pymerge completes DWARF stacks that a small stack copy cut off
-    (README: "Deeper than the copy").  It costs about 25 instructions more
-    per Python call.  None: as ``PYPERFMAP_PATHS=1`` in the environment says.
+    (README: "Call paths").  It costs about 16 instructions more per
+    Python call.  None: as ``PYPERFMAP_PATHS=1`` in the environment says.
 
     Returns True when Python functions will be named in the perf map.  When
     the map cannot be written (say /tmp is not writable) it prints one

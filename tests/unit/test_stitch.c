@@ -250,6 +250,27 @@ int main(void)
     CHECK(offer(st, 8, &s, 1, 0) == STITCH_COMPLETE);
     s = make_path("rZpKqLv", 3, 800);
     CHECK(offer(st, 9, &s, 0, 0) == STITCH_STITCHED && !strcmp(as_text(&s), "rZpKqLv"));
+    /* A thread's exit settles what waits (through a path here: "GzHu" is
+     * disputed, "DqEs" is not) and frees its state, which a new thread of
+     * the same id starts afresh. */
+    n_got = 0;
+    s = make_path("rmAxByCpDqEsFt", 8, 1100);   /* "DqEsFt", but from a new call: */
+    s.acts[0].id = s.acts[1].id = 7777;         /* no activation matches */
+    CHECK(offer(st, 12, &s, 0, 1201) == STITCH_STITCHED);
+    s = make_path("rmAxByGzHu", 6, 1200);       /* "GzHu": waits */
+    CHECK(offer(st, 12, &s, 0, 1202) == STITCH_WAITING);
+    stitch__thread_exit(st, 12);
+    CHECK(n_got == 1 && got[0].payload == 1202 && !got[0].complete);
+    stitch__thread_exit(st, 12);                /* nothing left */
+    stitch__thread_exit(st, 99);                /* never seen */
+    CHECK(n_got == 1);
+    s = make_path("rmAxByCpDqEsFt", 10, 1300);  /* "EsFt" */
+    CHECK(offer(st, 12, &s, 0, 1203) == STITCH_STITCHED && !strcmp(as_text(&s), "rmAxByCpDqEsFt"));
+    s = make_path("rmAxByGzHu", 6, 1400);
+    CHECK(offer(st, 12, &s, 0, 1204) == STITCH_WAITING);
+    stitch__finish(st);
+    CHECK(n_got == 2 && got[1].payload == 1204 && !got[1].complete);
+
     /* Stacks of builds without paths (parent 0) neither teach nor follow. */
     s = make("rMpNq", (uint64_t[]){1000, 1001});
     CHECK(offer(st, 10, &s, 1, 0) == STITCH_COMPLETE);
