@@ -171,7 +171,7 @@ static void learn_link(struct stitch *st, uint64_t path, const u32 *ids, size_t 
     if (i) {
         struct link *l = &st->links[i - 1];
         if (!l->conflict && (l->next != next || l->len != len
-                             || memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0)) {
+                             || (len && memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0))) {
             l->conflict = 1;
             st->counts.path_conflicts++;
         }
@@ -237,7 +237,8 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     size_t k = keep;
     for (uint64_t q = start; q;) {
         const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, q) - 1];
-        memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
+        if (l->len)     /* the pool may still be NULL */
+            memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
         k += l->len;
         q = l->next;
     }
