@@ -11,14 +11,16 @@ int growth__applies(const struct profile *p)
     return profile__has_time(p) && !strcmp(profile__type(p, profile__weight(p))->name, "live-bytes");
 }
 
-static const struct profile *sort_p;    /* qsort has no context argument in C11 */
+/* A stack to rank: its weight is copied in, since qsort passes no context. */
+struct ranked {
+    uint64_t w;
+    size_t sample;
+};
 
 static int by_weight(const void *a, const void *b)
 {
-    size_t w = profile__weight(sort_p);
-    uint64_t x = profile__sample(sort_p, *(const size_t *)a)->v[w];
-    uint64_t y = profile__sample(sort_p, *(const size_t *)b)->v[w];
-    return x != y ? (x < y ? 1 : -1) : (*(const size_t *)a < *(const size_t *)b ? -1 : 1);
+    const struct ranked *x = a, *y = b;
+    return x->w != y->w ? (x->w < y->w ? 1 : -1) : (x->sample < y->sample ? -1 : 1);
 }
 
 /* The first k with at[k] >= t (points when none). */
@@ -41,13 +43,16 @@ void growth__init(struct growth *g, const struct profile *p, size_t top, size_t 
     const struct ptimed *t = profile__timed(p, &n_timed);
     memset(g, 0, sizeof(*g));
     g->points = points;
-    g->sample = xmalloc((profile__n_samples(p) + 1) * sizeof(*g->sample));
+    struct ranked *r = xmalloc((profile__n_samples(p) + 1) * sizeof(*r));
     for (size_t i = 0; i < profile__n_samples(p); i++)
         if (profile__sample(p, i)->v[w])
-            g->sample[n++] = i;
-    sort_p = p;
-    qsort(g->sample, n, sizeof(*g->sample), by_weight);
+            r[n++] = (struct ranked){profile__sample(p, i)->v[w], i};
+    qsort(r, n, sizeof(*r), by_weight);
     g->n = n < top ? n : top;
+    g->sample = xmalloc((g->n + 1) * sizeof(*g->sample));
+    for (size_t i = 0; i < g->n; i++)
+        g->sample[i] = r[i].sample;
+    free(r);
 
     /* From the first block to the end of the recording (the end of a block
      * still live is one past it). */
@@ -95,4 +100,19 @@ void growth__exit(struct growth *g)
     free(g->at);
     free(g->live);
     memset(g, 0, sizeof(*g));
+}
+
+void growth__put_stack(FILE *f, const struct profile *p, size_t sample,
+                       void (*put)(FILE *f, const char *s, size_t len))
+{
+    const struct psample *s = profile__sample(p, sample);
+    size_t n;
+    const uint32_t *fr = profile__get_stack(p, s->stack, &n);
+    const char *thread = profile__get_frame(p, profile__get_thread(p, s->thread)->label)->name;
+    put(f, thread, strlen(thread));
+    for (size_t i = 0; i < n; i++) {
+        const char *name = profile__get_frame(p, fr[i])->name;
+        fputc(';', f);
+        put(f, name, strlen(name));
+    }
 }

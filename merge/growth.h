@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct growth {
     size_t n;               /* stacks shown, most live bytes at the end first */
@@ -33,5 +34,10 @@ int growth__applies(const struct profile *p);
  * end) at points times.  g->n is 0 when none has any. */
 void growth__init(struct growth *g, const struct profile *p, size_t top, size_t points);
 void growth__exit(struct growth *g);
+
+/* A stack as a folded line names it, thread label then root to leaf, each
+ * name written through put (plain, or escaped for XML). */
+void growth__put_stack(FILE *f, const struct profile *p, size_t sample,
+                       void (*put)(FILE *f, const char *s, size_t len));
 
 #endif

@@ -5,15 +5,9 @@
 #include <errno.h>
 #include <inttypes.h>
 
-/* The stack as a folded line names it: thread label, then root to leaf. */
-static void write_stack(FILE *f, const struct profile *p, size_t sample)
+static void put_plain(FILE *f, const char *s, size_t len)
 {
-    const struct psample *s = profile__sample(p, sample);
-    size_t n;
-    const uint32_t *fr = profile__get_stack(p, s->stack, &n);
-    fputs(profile__get_frame(p, profile__get_thread(p, s->thread)->label)->name, f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, ";%s", profile__get_frame(p, fr[i])->name);
+    fwrite(s, 1, len, f);
 }
 
 int out_growth__write(FILE *f, const struct profile *p, size_t top)
@@ -31,7 +25,7 @@ int out_growth__write(FILE *f, const struct profile *p, size_t top)
         for (size_t k = 0; k < GROWTH_COLUMNS; k++)
             fprintf(f, "%12" PRIu64 " ", g.live[r * GROWTH_COLUMNS + k]);
         fputc(' ', f);
-        write_stack(f, p, g.sample[r]);
+        growth__put_stack(f, p, g.sample[r], put_plain);
         fputc('\n', f);
     }
     size_t n = g.n;

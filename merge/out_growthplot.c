@@ -73,21 +73,6 @@ static void put_legend(FILE *f, const struct profile *p, size_t sample)
     put_xml_text(f, buf, len);
 }
 
-/* The stack root first, whole, as the tooltip names it. */
-static void put_stack(FILE *f, const struct profile *p, size_t sample)
-{
-    const struct psample *s = profile__sample(p, sample);
-    size_t n;
-    const uint32_t *fr = profile__get_stack(p, s->stack, &n);
-    const char *thread = profile__get_frame(p, profile__get_thread(p, s->thread)->label)->name;
-    put_xml_text(f, thread, strlen(thread));
-    for (size_t i = 0; i < n; i++) {
-        const char *name = profile__get_frame(p, fr[i])->name;
-        fputc(';', f);
-        put_xml_text(f, name, strlen(name));
-    }
-}
-
 int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const char *title)
 {
     if (!growth__applies(p)) {
@@ -131,7 +116,7 @@ int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const ch
      * Its value at 0 s is nothing (the first point is one step in). */
     for (size_t r = 0; r < g.n; r++) {
         fprintf(f, "<g class=\"stack\"><title>");
-        put_stack(f, p, g.sample[r]);
+        growth__put_stack(f, p, g.sample[r], put_xml_text);   /* the whole stack, as a tooltip */
         fprintf(f, "</title>\n<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"M%d %d",
                 palette[r], LEFT, TOP + PLOT_H);
         for (size_t k = 0; k < POINTS; k++) {
