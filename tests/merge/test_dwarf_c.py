@@ -12,6 +12,7 @@ pymerge ($PYMERGE, default: pymerge on PATH) and checks:
   - the kernel part of the callchain sits on top of the user part;
   - signal handlers unwind through the kernel's signal frame (sigprog.c).
 """
+import collections
 import os
 import re
 import shutil
@@ -125,13 +126,20 @@ class DwarfC(unittest.TestCase):
     def test_same_stacks_as_perf(self):
         perf = run(['perf', 'script', '--no-inline', '-i', self.data], stderr=subprocess.DEVNULL)
         theirs = parse_folded(stackcollapse.collapse(perf.splitlines(True)))
+        # The one naming difference: ld.so's _start calls _dl_start as its
+        # last instruction, so the return address is _dl_start_user's
+        # first.  pymerge's native view names it there, perf (pc - 1 for
+        # frames it unwound from DWARF) _start.  On a loaded machine the
+        # loader's start-up holds over 1% of this short program's samples.
+        ours = collections.Counter()
+        for s, c in self.folded.items():
+            ours[s.replace(';_dl_start_user;_dl_start;', ';_start;_dl_start;')] += c
         total = sum(theirs.values())
-        differ = sum(abs(self.folded.get(s, 0) - theirs.get(s, 0))
-                     for s in set(self.folded) | set(theirs))
+        differ = sum(abs(ours.get(s, 0) - theirs.get(s, 0)) for s in set(ours) | set(theirs))
         # Equal in practice; a sample that one unwinder finishes and the
         # other not (perf gives up without saying so) may tip a line.
         self.assertLess(differ / total, 0.01,
-                        sorted(set(theirs) ^ set(self.folded))[:4])
+                        sorted(set(theirs) ^ set(ours))[:4])
 
     def test_signal_frames(self):
         """Through the kernel's signal frame (glibc's __restore_rt, whose CFI
