@@ -302,16 +302,18 @@ __attribute__((section(".probes"))) volatile unsigned short pyperfmap_function__
 
 /* A call while perf records the probes.  Its frame sits between a Python
  * frame's trampoline and its caller's only then; pymerge's plumbing. */
-__attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, void *t)
+__attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, void *t,
+                                                                  int with_path)
 {
     STAP_PROBE1(pyperfmap, function__entry, t);
-    PyObject *r = CALL_TRAMPOLINE(t);
+    PyObject *r = with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
     STAP_PROBE1(pyperfmap, function__return, t);
     return r;
 }
-#  define IF_TRACED_CALL(t) if (TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t)
+#  define IF_TRACED_CALL(t, with_path) \
+    if (TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t, with_path)
 #else
-#  define IF_TRACED_CALL(t) (void)0
+#  define IF_TRACED_CALL(t, with_path) (void)0
 #endif
 
 /* ---- the hooks ---------------------------------------------------------- */
@@ -361,7 +363,7 @@ static inline void *cached_trampoline(PyObject *code)
 __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval(HOOK_PARAMS)
 {
     void *t = pyperfmap_first_call(FRAME_CODE(frame));
-    IF_TRACED_CALL(t);
+    IF_TRACED_CALL(t, 0);
     return CALL_TRAMPOLINE(t);
 }
 
@@ -388,7 +390,7 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
     void *t = cached_trampoline(code);
     if (__builtin_expect(t == NULL, 0))
         return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);
-    IF_TRACED_CALL(t);
+    IF_TRACED_CALL(t, with_path);
     return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
 }
 

@@ -26,6 +26,7 @@ struct tstate {
      * STITCH_MAX_PENDING slots, oldest at head; slot buffers are reused. */
     struct chain pend[STITCH_MAX_PENDING];
     unsigned char *payloads;    /* STITCH_MAX_PENDING * payload_size */
+    uint64_t salt;              /* its process's, for path keys */
     size_t head, n_pend;
 };
 
@@ -164,17 +165,44 @@ static uint64_t act_path(const struct stitch_act *a)
     return a->parent ? pyperfmap_path_step(a->parent, entry) : 0;
 }
 
-static void learn_link(struct stitch *st, uint64_t path, const u32 *ids, size_t len,
+/* Paths are folds of trampoline addresses, which only mean the same
+ * functions within one process (a forked worker reuses its parent's free
+ * slots for other functions): the table is keyed by path and process. */
+static uint64_t path_key(uint64_t path, uint64_t salt)
+{
+    return path ^ salt;
+}
+
+static uint64_t process_salt(uint64_t thread)
+{
+    return ((thread >> 32) + 1) * 0xc2b2ae3d27d4eb4full;
+}
+
+/* The link of key, made (empty, disputed) if new when dispute is set. */
+static void mark_disputed(struct stitch *st, uint64_t key)
+{
+    uintptr_t i = (uintptr_t)idmap__get(&st->paths, key);
+    if (i && st->links[i - 1].conflict)
+        return;
+    st->counts.path_conflicts++;
+    if (i) {
+        st->links[i - 1].conflict = 1;
+        return;
+    }
+    GROW(st->links, st->cap_links, st->n_links + 1);
+    st->links[st->n_links++] = (struct link){0, 0, 0, 1};
+    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
+}
+
+static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t len,
                        uint64_t next)
 {
-    uintptr_t i = (uintptr_t)idmap__get(&st->paths, path);
+    uintptr_t i = (uintptr_t)idmap__get(&st->paths, key);
     if (i) {
         struct link *l = &st->links[i - 1];
         if (!l->conflict && (l->next != next || l->len != len
-                             || (len && memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0))) {
-            l->conflict = 1;
-            st->counts.path_conflicts++;
-        }
+                             || (len && memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0)))
+            mark_disputed(st, key);
         return;
     }
     if (st->n_pool + len > STITCH_MAX_PATH_FRAMES)
@@ -185,34 +213,40 @@ static void learn_link(struct stitch *st, uint64_t path, const u32 *ids, size_t 
         memcpy(st->pool + st->n_pool, ids, len * sizeof(*ids));
     st->links[st->n_links++] = (struct link){(uint32_t)st->n_pool, (uint32_t)len, next, 0};
     st->n_pool += len;
-    idmap__put(&st->paths, path, (void *)(uintptr_t)st->n_links);
+    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
 }
 
-/* Learns what c shows of its paths: between two trampolines whose paths
- * agree (the inner one's caller is the outer one), the frames between
- * them; from the outermost trampoline of a complete stack, called from the
- * root, the frames to the root.  A path whose caller does not agree (a
- * greenlet switched stacks under the hook, a corrupt copy) teaches
- * nothing. */
-static void learn(struct stitch *st, const struct chain *c, int complete)
+/* Learns what c (of the process salt stands for) shows of its paths:
+ * between two trampolines whose paths agree (the inner one's caller is the
+ * outer one), the frames between them; from the outermost trampoline of a
+ * complete stack, called from the root, the frames to the root.  A path
+ * whose caller does not agree (a greenlet switched stacks under the hook,
+ * a corrupt copy) teaches nothing; one whose next trampoline out kept no
+ * path (the plain hook ran it: the path hook was switched on inside it)
+ * may have been completed wrongly from a thread where it really starts at
+ * the root, and is disputed from then on. */
+static void learn(struct stitch *st, const struct chain *c, int complete, uint64_t salt)
 {
     uint64_t p = c->n_acts ? act_path(&c->acts[0]) : 0;
     for (size_t i = 0; i < c->n_acts; i++) {
         const struct stitch_act *a = &c->acts[i];
         uint64_t q = i + 1 < c->n_acts ? act_path(&c->acts[i + 1]) : 0;
         if (p && q && a->parent == q)
-            learn_link(st, p, c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
+            learn_link(st, path_key(p, salt), c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
+        else if (p && i + 1 < c->n_acts && !q)
+            mark_disputed(st, path_key(p, salt));
         else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT)
-            learn_link(st, p, c->ids + a->pos + 1, c->n - a->pos - 1, 0);
+            learn_link(st, path_key(p, salt), c->ids + a->pos + 1, c->n - a->pos - 1, 0);
         p = q;
     }
 }
 
 /* dst = c's frames up to its outermost trampoline, then what its path was
- * seen to continue with, link by link to the root.  dst may be c.  -1
- * (dst unchanged) when a link is unknown or disputed, or the stack would
- * be longer than max_frames. */
-static int complete_by_path(struct stitch *st, struct chain *dst, const struct chain *c)
+ * seen to continue with in its process, link by link to the root.  dst may
+ * be c.  -1 (dst unchanged) when a link is unknown or disputed, or the
+ * stack would be longer than max_frames. */
+static int complete_by_path(struct stitch *st, struct chain *dst, const struct chain *c,
+                            uint64_t salt)
 {
     if (!c->n_acts)
         return -1;
@@ -223,7 +257,7 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     /* check the whole way first; the bound on links also ends a cycle */
     size_t links = 0;
     for (uint64_t q = start; q; links++) {
-        uintptr_t i = (uintptr_t)idmap__get(&st->paths, q);
+        uintptr_t i = (uintptr_t)idmap__get(&st->paths, path_key(q, salt));
         if (!i || st->links[i - 1].conflict)
             return -1;
         n += st->links[i - 1].len;
@@ -236,7 +270,7 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     GROW(dst->ids, dst->cap_ids, n);
     size_t k = keep;
     for (uint64_t q = start; q;) {
-        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, q) - 1];
+        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, path_key(q, salt)) - 1];
         if (l->len)     /* the pool may still be NULL */
             memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
         k += l->len;
@@ -258,7 +292,7 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
         int done = from && complete_from(st, p, p, from);
         if (done)
             st->counts.from_later++;
-        else if ((done = complete_by_path(st, p, p) == 0))
+        else if ((done = complete_by_path(st, p, p, t->salt) == 0))
             st->counts.from_path++;
         if (done)
             from = p;
@@ -272,6 +306,7 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
     struct tstate *t = idmap__get(&st->threads, key);
     if (!t) {
         t = xcalloc(1, sizeof(*t));
+        t->salt = process_salt(key);
         idmap__put(&st->threads, key, t);
     }
     return t;
@@ -300,6 +335,9 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
                                   const void *payload)
 {
     struct tstate *t = idmap__get(&st->threads, thread);
+    uint64_t salt = process_salt(thread);
+    if (t)
+        t->salt = salt;     /* again after stitch__thread_exit cleared it */
     if (complete) {
         /* A thread without Python activations needs no state until it
          * has some; one that had them must forget them now. */
@@ -307,7 +345,7 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
             return STITCH_COMPLETE;
         t = t ? t : thread_state(st, thread);
         chain_set(&t->last, ids, *n, acts, n_acts);
-        learn(st, &t->last, 1);
+        learn(st, &t->last, 1, salt);
         settle(st, t, &t->last);
         return STITCH_COMPLETE;
     }
@@ -315,11 +353,11 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
     if (!n_acts)
         return STITCH_TRUNCATED;    /* nothing to match, ever */
     struct chain c = {ids, *n, *n, (struct stitch_act *)acts, n_acts, n_acts};
-    learn(st, &c, 0);
+    learn(st, &c, 0, salt);
     int found = t && complete_from(st, &st->tmp, &c, &t->last);
     if (found)
         st->counts.from_earlier++;
-    else if ((found = complete_by_path(st, &st->tmp, &c) == 0))
+    else if ((found = complete_by_path(st, &st->tmp, &c, salt) == 0))
         st->counts.from_path++;
     if (found) {
         t = t ? t : thread_state(st, thread);

@@ -43,7 +43,10 @@
  *   the same Python functions, each called from the same function, all the
  *   way out.  The native frames between two of them are those seen; a path
  *   that two stacks continue differently (one function calling another
- *   both directly and through map()) is disputed, and completes nothing.
+ *   both directly and through map()) is disputed, and completes nothing
+ *   from then on (what it completed before stays).  Paths are folds of
+ *   addresses, so they are kept per process (a forked worker reuses its
+ *   parent's free trampoline slots for other functions).
  *
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING

@@ -376,7 +376,9 @@ static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_sav
         w->act.activation = 0;
     if (path_saved && read_mem(w, cfa - PYPERFMAP_PARENT_CFA_OFFSET, 8, &w->act.parent))
         w->act.parent = 0;
-    /* older builds pushed the activation twice: no path */
+    /* older x86-64 builds pushed the activation twice: no path (older
+     * aarch64 ones left CFA-32 unwritten; what is read there never chains
+     * up with the next trampoline out, so stitch.c learns nothing from it) */
     if (w->act.parent == w->act.activation)
         w->act.parent = 0;
     if (rc != UNWIND_COMPLETE)

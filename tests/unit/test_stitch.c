@@ -271,6 +271,27 @@ int main(void)
     stitch__finish(st);
     CHECK(n_got == 2 && got[1].payload == 1204 && !got[1].complete);
 
+    /* Paths are per process: the same one in another process (a forked
+     * worker reuses its parent's free slots for other functions) completes
+     * nothing. */
+    s = make_path("rmAxByCpDq", 4, 1500);       /* "ByCpDq", completed above on thread 2 */
+    CHECK(offer(st, (uint64_t)77 << 32 | 2, &s, 0, 0) == STITCH_TRUNCATED);
+    /* A path hook switched on inside a plain-hook frame: Q's caller P kept
+     * no path, and Q's own starts at the root as if it were outermost.
+     * Another thread where Q really is outermost taught "rQ"; once the
+     * mixed stack is seen, that path is disputed and "Qb" stays truncated
+     * (it would have become "rQb", dropping P). */
+    s = make_path("rQb", 0, 1600);
+    CHECK(offer(st, 14, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rPaQb", 0, 1700);
+    s.acts[1].parent = 0;                       /* P: the plain hook's */
+    s.acts[0].parent = PYPERFMAP_PATH_ROOT;     /* Q: the thread's path was still the root */
+    unsigned long long disputes = stitch__counts(st).path_conflicts;
+    CHECK(offer(st, 15, &s, 1, 0) == STITCH_COMPLETE);
+    CHECK(stitch__counts(st).path_conflicts == disputes + 1);
+    s = make_path("rQb", 1, 1800);              /* "Qb" */
+    CHECK(offer(st, 16, &s, 0, 0) == STITCH_TRUNCATED);
+
     /* Stacks of builds without paths (parent 0) neither teach nor follow. */
     s = make("rMpNq", (uint64_t[]){1000, 1001});
     CHECK(offer(st, 10, &s, 1, 0) == STITCH_COMPLETE);
