@@ -381,8 +381,10 @@ class Modes(unittest.TestCase):
                             per_thread[frames[0]][1] += w
                 self.assertEqual(len(per_thread), 2, dict(per_thread))
                 for thread, (wall, gil) in per_thread.items():
-                    # two threads, one GIL: each waits for a good part of its life
-                    self.assertGreater(gil / wall, 0.2, (thread, wall, gil))
+                    # two threads, one GIL: each waits for a good part of its
+                    # life (18% for one 3.13 thread under ASan on a loaded CI
+                    # machine, about 50% unsanitized)
+                    self.assertGreater(gil / wall, 0.1, (thread, wall, gil))
                     self.assertLess(gil / wall, 0.8, (thread, wall, gil))
 
     def test_syscall_counts_are_exact_and_latencies_add_up(self):
