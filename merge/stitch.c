@@ -178,20 +178,25 @@ static uint64_t process_salt(uint64_t thread)
     return ((thread >> 32) + 1) * 0xc2b2ae3d27d4eb4full;
 }
 
-/* The link of key, made (empty, disputed) if new when dispute is set. */
+/* A new link for key: 1 + its index, as st->paths holds it. */
+static void add_link(struct stitch *st, uint64_t key, struct link l)
+{
+    GROW(st->links, st->cap_links, st->n_links + 1);
+    st->links[st->n_links++] = l;
+    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
+}
+
+/* key's link disputed from now on (a new, empty one if it had none). */
 static void mark_disputed(struct stitch *st, uint64_t key)
 {
     uintptr_t i = (uintptr_t)idmap__get(&st->paths, key);
     if (i && st->links[i - 1].conflict)
         return;
     st->counts.path_conflicts++;
-    if (i) {
+    if (i)
         st->links[i - 1].conflict = 1;
-        return;
-    }
-    GROW(st->links, st->cap_links, st->n_links + 1);
-    st->links[st->n_links++] = (struct link){0, 0, 0, 1};
-    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
+    else
+        add_link(st, key, (struct link){0, 0, 0, 1});
 }
 
 static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t len,
@@ -207,13 +212,11 @@ static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t l
     }
     if (st->n_pool + len > STITCH_MAX_PATH_FRAMES)
         return;
-    GROW(st->links, st->cap_links, st->n_links + 1);
     GROW(st->pool, st->cap_pool, st->n_pool + len);
     if (len)
         memcpy(st->pool + st->n_pool, ids, len * sizeof(*ids));
-    st->links[st->n_links++] = (struct link){(uint32_t)st->n_pool, (uint32_t)len, next, 0};
+    add_link(st, key, (struct link){(uint32_t)st->n_pool, (uint32_t)len, next, 0});
     st->n_pool += len;
-    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
 }
 
 /* Learns what c (of the process salt stands for) shows of its paths:
@@ -336,8 +339,6 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
 {
     struct tstate *t = idmap__get(&st->threads, thread);
     uint64_t salt = process_salt(thread);
-    if (t)
-        t->salt = salt;     /* again after stitch__thread_exit cleared it */
     if (complete) {
         /* A thread without Python activations needs no state until it
          * has some; one that had them must forget them now. */
@@ -388,7 +389,9 @@ void stitch__thread_exit(struct stitch *st, uint64_t thread)
     for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
         chain_free(&t->pend[k]);
     free(t->payloads);
+    uint64_t salt = t->salt;    /* the thread id's, whoever reuses it */
     memset(t, 0, sizeof(*t));
+    t->salt = salt;
 }
 
 void stitch__finish(struct stitch *st)
