@@ -1,7 +1,9 @@
 /*
  * mapfile.c - /tmp/perf-<pid>.map written through a shared mapping.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* mremap */
+#endif
 #include "mapfile.h"
 
 #include <errno.h>
@@ -204,12 +206,17 @@ int mapfile_add(const void *start, size_t size, const char *name, size_t namelen
     int hl = snprintf(head, sizeof head, "%lx %zx ", (unsigned long)(uintptr_t)start, size);
     if (reserve((size_t)hl + namelen + 1) != 0)
         return -1;
-    char *p = mf.view + mf.len;
-    memcpy(p, head, (size_t)hl);
-    p += hl;
+    /* A reader of the live file (pymerge -) must never take half a line:
+     * it skips a line that starts with '#', so the line's first byte is
+     * stored last, after the rest is visible. */
+    char *line = mf.view + mf.len, *p = line + hl;
+    line[0] = '#';
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(line + 1, head + 1, (size_t)hl - 1);
     for (size_t i = 0; i < namelen; i++)
         p[i] = (name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
     p[namelen] = '\n';
+    __atomic_store_n(line, head[0], __ATOMIC_RELEASE);
     mf.len += (size_t)hl + namelen + 1;
     return 0;
 }

@@ -8,9 +8,13 @@
  * killed or calls os._exit().  Unused capacity is filled with newlines,
  * which every reader skips as empty lines; a clean exit trims it.
  *
- * What a reader can rely on: every line is a whole entry, except in the map
- * of a process killed while it wrote one; there the text of that last entry
- * may be cut short, or split by padding newlines, and nothing follows it.
+ * What a reader can rely on, even while the process runs: every line is a
+ * whole entry, or one being written, which starts with '#' (its own first
+ * byte is stored last) and which perf and pymerge skip.  Only in the map of
+ * a process killed while it wrote an entry can that entry's text also be
+ * split by padding newlines, and nothing follows it.  New lines go over the
+ * padding, so a live reader learns of them from what follows the last line
+ * it took, not from the file's size.
  *
  * None of these functions is thread-safe: the caller serialises them.
  */

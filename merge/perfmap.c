@@ -11,12 +11,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int perfmap__load(struct symtab *t, const char *path)
+/* Keeps the first bytes that followed the last line taken. */
+static void after(struct perfmap_tail *tail, const char *bytes, size_t len)
+{
+    size_t room = sizeof(tail->next) - tail->len;
+    size_t n = len < room ? len : room;
+    memcpy(tail->next + tail->len, bytes, n);
+    tail->len += n;
+}
+
+int perfmap__load(struct symtab *t, const char *path, struct perfmap_tail *tail)
 {
     struct stat st;
+    struct perfmap_tail seen = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
+    off_t at = 0;
     FILE *f = fopen(path, "re");
 
     if (!f)
@@ -29,6 +40,8 @@ int perfmap__load(struct symtab *t, const char *path)
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         char *p = line, *end;
+        at += len;
+        after(&seen, line, (size_t)len);
         if (line[len - 1] == '\n')
             line[--len] = 0;
         unsigned long long start = strtoull(p, &end, 16);
@@ -40,9 +53,13 @@ int perfmap__load(struct symtab *t, const char *path)
             continue;
         const char *name = end + 1;
         symtab__add(t, start, size, STB_GLOBAL, STT_FUNC, name, strlen(name));
+        seen.offset = at;
+        seen.len = 0;
     }
     free(line);
     fclose(f);
     symtab__finish(t, 0);
+    if (tail)
+        *tail = seen;
     return 0;
 }

@@ -7,8 +7,19 @@
 
 #include "symtab.h"
 
+#include <sys/types.h>
+
+/* Where a writer that is still running adds its next lines: just past the
+ * last line taken, over what the loader read there then (padding, a line
+ * being written, or nothing at the end of the file). */
+struct perfmap_tail {
+    off_t offset;
+    size_t len;
+    char next[32];
+};
+
 /* Load path into t.  Returns 0, or -1 with errno (a file owned by another
- * user is refused, as perf refuses it: EPERM). */
-int perfmap__load(struct symtab *t, const char *path);
+ * user is refused, as perf refuses it: EPERM).  Fills *tail unless NULL. */
+int perfmap__load(struct symtab *t, const char *path, struct perfmap_tail *tail);
 
 #endif

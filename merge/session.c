@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct session {
     struct intern *strs;        /* comms, paths, dso keys */
@@ -149,8 +150,10 @@ struct thread *session__thread(struct session *s, uint32_t pid, uint32_t tid)
     return t;
 }
 
-/* perf's is_anon_memory() || is_no_dso_memory(): code perf names through
- * the process's perf map. */
+/* perf's is_anon_memory() || is_no_dso_memory(): memory perf names through
+ * the process's perf map when it is executable.  (Not otherwise: a bad
+ * return address into the stack or heap must not read, too early, the map
+ * of a process that has not written it yet.) */
 static int is_jit_memory(const char *f)
 {
     return !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
@@ -185,20 +188,22 @@ static const struct dso *dso_for(struct session *s, const struct pd_mmap *m)
     const char *path = m->filename;
     uint32_t pid = 0;
 
-    if (is_jit_memory(path)) {
+    if (is_jit_memory(path) && (m->prot & PROT_EXEC)) {
         kind = DSO_PERFMAP;
         pid = m->pid;
         snprintf(key, sizeof(key), "/tmp/perf-%u.map", pid);
         path = key;
     } else if (!strcmp(path, "[vdso]")) {
         kind = DSO_VDSO;
-    } else if (path[0] == '[' || path[0] != '/') {
+    } else if (path[0] != '/' || is_jit_memory(path)) {
         kind = DSO_OTHER;
     }
     /* A file rebuilt during the recording maps with another build id: keep
-     * the two apart so each is checked against its own. */
+     * the two apart so each is checked against its own.  A perf map's key
+     * starts with a newline, which no mapped file's does: libpyperfmap maps
+     * its map file too, and that mapping is not the JIT code. */
     char k2[4300];
-    int n = snprintf(k2, sizeof(k2), "%s", path);
+    int n = snprintf(k2, sizeof(k2), "%s%s", kind == DSO_PERFMAP ? "\n" : "", path);
     for (int i = 0; i < m->build_id_size && n < (int)sizeof(k2) - 3; i++)
         n += snprintf(k2 + n, sizeof(k2) - (size_t)n, "%s%02x", i ? "" : "\n", m->build_id[i]);
     int fresh;

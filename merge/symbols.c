@@ -17,6 +17,7 @@
 #include "../libpyperfmap/trampoline.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libiberty/demangle.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,12 +28,25 @@
 
 enum { UNLOADED, LOADED, FAILED };
 
+/* What tells that a perf map changed since it was read: the file and its
+ * first bytes (a stale map of an earlier process with the same PID is
+ * emptied and rewritten), and what follows its last line taken. */
+struct map_look {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    ssize_t head_len;
+    char head[32];
+    struct perfmap_tail tail;
+};
+
 struct dso_syms {               /* per session dso id */
     int state;
     struct elf_image img;       /* DSO_FILE, DSO_VDSO */
     struct symtab map;          /* DSO_PERFMAP */
-    char *map_path;             /* where map came from, and its size then */
-    off_t map_size;
+    char *map_path;             /* where map came from */
+    struct map_look map_seen;   /* the file as it was read */
     int interpreter;            /* 0: not known yet, 1: CPython's own code, -1: not */
 };
 
@@ -410,21 +424,55 @@ static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
     return &sy->dsos[d->id];
 }
 
+/* The file at path now; *l's tail says where to look for new lines. */
+static int look(const char *path, struct map_look *l)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct perfmap_tail was = l->tail;
+    memset(l, 0, sizeof(*l));
+    l->tail.offset = was.offset;
+    if (fstat(fd, &st) == 0) {
+        l->dev = st.st_dev, l->ino = st.st_ino, l->size = st.st_size, l->mtime = st.st_mtim;
+        l->head_len = pread(fd, l->head, sizeof(l->head), 0);
+        ssize_t n = pread(fd, l->tail.next, sizeof(l->tail.next), was.offset);
+        l->tail.len = n > 0 ? (size_t)n : 0;
+    }
+    close(fd);
+    return 0;
+}
+
+static int same_look(const struct map_look *a, const struct map_look *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->head_len == b->head_len && !memcmp(a->head, b->head, sizeof(a->head)) &&
+           a->tail.len == b->tail.len && !memcmp(a->tail.next, b->tail.next, a->tail.len);
+}
+
 /* Loads path as ds's perf map; returns 0, or -1 (a file owned by another
  * user is refused, and said so). */
 static int try_perfmap(struct dso_syms *ds, const char *path)
 {
-    /* The size before the load: a live process may append while it is
-     * read, and a size taken after would hide those lines from
-     * perfmap_find's reload for good. */
-    struct stat st;
-    off_t size = stat(path, &st) == 0 ? st.st_size : 0;
-    if (perfmap__load(&ds->map, path) == 0) {
-        free(ds->map_path);
-        ds->map_path = xstrdup(path);
-        ds->map_size = size;
+    /* The file before the load, what followed the lines as the loader read
+     * them: a line added meanwhile shows as a change at the next miss. */
+    struct map_look before = {0};
+    struct symtab fresh = {0};
+    struct perfmap_tail tail;
+    if (look(path, &before) == 0 && perfmap__load(&fresh, path, &tail) == 0) {
+        symtab__exit(&ds->map);
+        ds->map = fresh;
+        if (ds->map_path != path) {
+            free(ds->map_path);
+            ds->map_path = xstrdup(path);
+        }
+        ds->map_seen = before;
+        ds->map_seen.tail = tail;
         return 0;
     }
+    symtab__exit(&fresh);
     if (errno == EPERM)
         warnx_("%s: not owned by this user or root; ignored", path);
     return -1;
@@ -456,20 +504,17 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
 }
 
 /* addr in a perf map.  A process that is still running (perf record -o - |
- * pymerge -) adds to its map after pymerge read it: a miss reloads the map
- * once it has grown. */
+ * pymerge -) adds lines after pymerge read its map: in place, over the
+ * newlines that pad libpyperfmap's file, or at the end of a file that
+ * grows; and a process may empty and rewrite a stale map of its PID that
+ * pymerge read first.  A miss reloads the map when the file has changed. */
 static const struct sym *perfmap_find(struct dso_syms *ds, uint64_t addr)
 {
     const struct sym *s = symtab__find(&ds->map, addr);
-    struct stat st;
-    if (s || !ds->map_path || stat(ds->map_path, &st) != 0 || st.st_size <= ds->map_size)
+    struct map_look now = {.tail = ds->map_seen.tail};
+    if (s || !ds->map_path || look(ds->map_path, &now) != 0 ||
+        same_look(&now, &ds->map_seen) || try_perfmap(ds, ds->map_path) != 0)
         return s;
-    struct symtab fresh = {0};
-    if (perfmap__load(&fresh, ds->map_path) != 0)
-        return NULL;
-    symtab__exit(&ds->map);
-    ds->map = fresh;
-    ds->map_size = st.st_size;
     return symtab__find(&ds->map, addr);
 }
 

@@ -247,18 +247,35 @@ class Diff(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         return data, folded
 
+    @staticmethod
+    def share(folded, name):
+        """Points of the total in stacks through name."""
+        total = within = 0
+        with open(folded) as f:
+            for line in f:
+                stack, w = line.rsplit(" ", 1)
+                total += int(w)
+                if name in stack.split(";"):
+                    within += int(w)
+        return 100.0 * within / total
+
     def test_slower_phase_tops_the_table_and_fails_the_gate(self):
-        n = 300000
+        n = 600000
         base, base_folded = self.record("base", n, n, n)
-        new, _ = self.record("new", n, 2 * n, n)
+        new, new_folded = self.record("new", n, 2 * n, n)
+        # Of the phases, 1/3 -> 1/2 of the time, but the interpreter's start
+        # counts too (and is slower under a loaded machine or a sanitizer):
+        # the change the table must give is what the two profiles say.
+        grown = self.share(new_folded, "phase_b (app.py)") - self.share(base_folded, "phase_b (app.py)")
+        self.assertGreater(grown, 4)
         # a recording against a folded file: both kinds of input mix
         r = run([PYMERGE, "diff", "--view", "python", "--format", "table", base_folded, new])
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = r.stdout.strip().splitlines()[1:]
         self.assertRegex(rows[0], r"^\s*\+\d+\.\d\d\s.*phase_b \(app\.py\)$", r.stdout)
-        grew = float(rows[0].split()[0])
-        self.assertGreater(grew, 8)   # 1/3 -> 1/2 of the time: about +17 points
-        r = run([PYMERGE, "diff", "--view", "python", "--format", "table", "--fail-above", "5", base, new])
+        self.assertAlmostEqual(float(rows[0].split()[0]), grown, delta=0.006)
+        r = run([PYMERGE, "diff", "--view", "python", "--format", "table", "--fail-above",
+                 "%.2f" % (grown / 2), base, new])
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertIn("phase_b (app.py)", r.stderr)
         r = run([PYMERGE, "diff", "--view", "python", "--fail-above", "60", "-o", self.path("d.svg"), base, new])

@@ -1,0 +1,128 @@
+/* test_livemap.c - pymerge reading the perf map of a process that is still
+ * running (perf record -o - | pymerge -): libpyperfmap's writer
+ * (libpyperfmap/mapfile.c) adds lines in place, over padding, so the file
+ * does not grow; a lookup that misses must still find them, and must never
+ * take a line that is only half written.  The map pymerge first read may
+ * also be a stale one of an earlier process with the same PID, which the
+ * process empties and rewrites; and neither a bad return address into the
+ * stack before there is a map, nor the process's mapping of the map file,
+ * may make pymerge give up on it. */
+#include "check.h"
+#include "perfdata.h"
+#include "session.h"
+#include "symbols.h"
+#include "../../libpyperfmap/mapfile.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BASE 0x7f0000001000ull
+#define STACK 0x7ffea7bee000ull
+#define MAPFILE 0x7f0000100000ull
+
+static void add(uint64_t start, const char *name)
+{
+    CHECK(mapfile_add((const void *)(uintptr_t)start, 0x40, name, strlen(name)) == 0);
+}
+
+/* The name symbols gives addr, looked up once per address (frames are
+ * cached per address, so each check uses a fresh one). */
+static const char *name_at(struct symbols *sy, const struct process *proc, uint64_t addr)
+{
+    return symbols__get(sy, symbols__frame(sy, proc, addr, 0, 0))->name;
+}
+
+/* An earlier process's map at path: five entries elsewhere, padded to the
+ * size libpyperfmap's file starts at, last written long ago. */
+static void stale(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    for (int i = 0; i < 5; i++)
+        fprintf(f, "%llx 40 py::stale%d:old.py\n", BASE + 0x8000 + 0x40ull * i, i);
+    while (ftell(f) < 64 * 1024)
+        fputc('\n', f);
+    CHECK(fclose(f) == 0);
+    struct timespec t[2] = {{1600000000, 0}, {1600000000, 0}};
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/pymerge-livemap-XXXXXX";
+    CHECK(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)getpid());
+
+    /* The recording's data mappings too (perf record -d, or a tracepoint
+     * with a stack): the stack, libpyperfmap's own mapping of its map file,
+     * then the arena, made executable. */
+    struct session *s = session__new();
+    struct pd_event ev = {.type = PD_MMAP};
+    ev.u.mmap = (struct pd_mmap){.pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(),
+                                 .start = STACK, .len = 0x21000, .prot = PROT_READ | PROT_WRITE,
+                                 .filename = "[stack]"};
+    session__apply(s, &ev);
+    char tmp_map[64];
+    snprintf(tmp_map, sizeof(tmp_map), "/tmp/perf-%d.map", (int)getpid());
+    ev.u.mmap.start = MAPFILE, ev.u.mmap.len = 0x10000, ev.u.mmap.filename = tmp_map;
+    session__apply(s, &ev);
+    ev.u.mmap.start = BASE, ev.u.mmap.len = 0x10000, ev.u.mmap.filename = "//anon";
+    session__apply(s, &ev);
+    ev.u.mmap.prot = PROT_READ | PROT_EXEC;
+    session__apply(s, &ev);
+    struct process *proc = session__thread(s, (uint32_t)getpid(), (uint32_t)getpid())->proc;
+    struct symbols_opts opts = {.map_dir = dir};
+    struct symbols *sy = symbols__new(&opts);
+    CHECK(sy);
+    uint64_t entry;
+    CHECK(symbols__trampoline(sy, proc, STACK + 0x100, &entry) == TRAMPOLINE_NONE);
+
+    stale(path);
+    /* A sample before the process opened its map reads the stale one. */
+    CHECK(!strcmp(name_at(sy, proc, BASE + 0x8010), "py::stale0:old.py"));
+
+    CHECK(mapfile_open(dir) == 0);
+    add(BASE, "py::first:app.py");
+    CHECK(!strcmp(name_at(sy, proc, BASE + 0x10), "py::first:app.py"));
+
+    /* Added after pymerge read the map: same file size, found on a miss. */
+    struct stat before, after;
+    CHECK(stat(path, &before) == 0);
+    add(BASE + 0x40, "py::second:app.py");
+    CHECK(stat(path, &after) == 0 && after.st_size == before.st_size);
+    CHECK(symbols__trampoline(sy, proc, BASE + 0x48, &entry) != TRAMPOLINE_NONE);
+    CHECK(entry == BASE + 0x40);
+    CHECK(!strcmp(name_at(sy, proc, BASE + 0x50), "py::second:app.py"));
+
+    /* A line caught while it is written: not taken, then taken once its
+     * first byte lands. */
+    char line[] = "#f0000001080 40 py::third:app.py";
+    FILE *f = fopen(path, "r+");
+    CHECK(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    size_t at = (size_t)(strstr(buf, "py::second:app.py\n") - buf) + strlen("py::second:app.py\n");
+    CHECK(n > at);
+    CHECK(fseek(f, (long)at, SEEK_SET) == 0 && fwrite(line, 1, strlen(line), f) == strlen(line));
+    CHECK(fflush(f) == 0);
+    CHECK(symbols__trampoline(sy, proc, BASE + 0x88, &entry) == TRAMPOLINE_NONE);
+    CHECK(fseek(f, (long)at, SEEK_SET) == 0 && fputc('7', f) == '7' && fflush(f) == 0);
+    CHECK(symbols__trampoline(sy, proc, BASE + 0x88, &entry) != TRAMPOLINE_NONE);
+    CHECK(entry == BASE + 0x80);
+    CHECK(!strcmp(name_at(sy, proc, BASE + 0x90), "py::third:app.py"));
+    fclose(f);
+
+    /* A miss with nothing new reads nothing new. */
+    CHECK(symbols__trampoline(sy, proc, BASE + 0x200, &entry) == TRAMPOLINE_NONE);
+
+    symbols__delete(sy);
+    session__delete(s);
+    mapfile_close();
+    CHECK(unlink(path) == 0 && rmdir(dir) == 0);
+    return 0;
+}
