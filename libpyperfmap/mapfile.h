@@ -10,9 +10,11 @@
  *
  * What a reader can rely on, even while the process runs: every line is a
  * whole entry, or one being written, which starts with '#' (its own first
- * byte is stored last) and which perf and pymerge skip.  Only in the map of
- * a process killed while it wrote an entry can that entry's text also be
- * split by padding newlines, and nothing follows it.  New lines go over the
+ * byte is stored last).  pymerge skips it; perf takes it for an entry at
+ * address 0 as long as the rest of the address, which names none of the
+ * arenas' trampolines.  Only in the map of a process killed while it wrote
+ * an entry does such a line stay, maybe split by padding newlines, and
+ * nothing follows it.  New lines go over the
  * padding, so a live reader learns of them from what follows the last line
  * it took, not from the file's size.
  *

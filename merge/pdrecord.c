@@ -238,7 +238,8 @@ int record_parse(const struct pd_attr *a, const struct layout *l, const struct r
         m->start = rd64(b + 8);
         m->len = rd64(b + 16);
         m->pgoff = rd64(b + 24);
-        m->prot = 4;                    /* PROT_EXEC: MMAP only reports code */
+        /* MMAP reports code, and with perf record -d data too */
+        m->prot = rec.misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 4;   /* PROT_READ, PROT_EXEC */
         if (rec.type == PERF_RECORD_MMAP2) {
             if (rec.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
                 m->build_id_size = b[32] <= 20 ? b[32] : 20;

@@ -769,6 +769,11 @@ int perf_reader__truncated(const struct perf_reader *r)
     return r->truncated;
 }
 
+int perf_reader__pipe_mode(const struct perf_reader *r)
+{
+    return r->pipe_mode;
+}
+
 size_t perf_reader__n_attrs(const struct perf_reader *r)
 {
     return r->n_attrs;

@@ -113,6 +113,8 @@ void perf_reader__delete(struct perf_reader *r);   /* accepts NULL */
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev);
 const char *perf_reader__error(const struct perf_reader *r);
 int perf_reader__truncated(const struct perf_reader *r);
+/* Pipe mode: perf may still be recording, and its processes running. */
+int perf_reader__pipe_mode(const struct perf_reader *r);
 
 size_t perf_reader__n_attrs(const struct perf_reader *r);
 const struct pd_attr *perf_reader__attr(const struct perf_reader *r, size_t i);

@@ -28,20 +28,30 @@ int perfmap__load(struct symtab *t, const char *path, struct perfmap_tail *tail)
     size_t cap = 0;
     ssize_t len;
     off_t at = 0;
-    FILE *f = fopen(path, "re");
+    /* Non-blocking: a FIFO planted at the name must not hang the open. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f;
 
-    if (!f)
+    if (fd < 0)
         return -1;
     /* Anyone can write /tmp/perf-PID.map for someone else's PID. */
-    if (fstat(fileno(f), &st) < 0 || (st.st_uid != 0 && st.st_uid != getuid())) {
-        fclose(f);
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid())) {
+        close(fd);
         errno = EPERM;
+        return -1;
+    }
+    if (!(f = fdopen(fd, "r"))) {
+        int e = errno;
+        close(fd);
+        errno = e;
         return -1;
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         char *p = line, *end;
         at += len;
         after(&seen, line, (size_t)len);
+        if (line[len - 1] != '\n' && tail)
+            break;          /* a writer may be halfway through it */
         if (line[len - 1] == '\n')
             line[--len] = 0;
         unsigned long long start = strtoull(p, &end, 16);

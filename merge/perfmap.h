@@ -19,7 +19,9 @@ struct perfmap_tail {
 };
 
 /* Load path into t.  Returns 0, or -1 with errno (a file owned by another
- * user is refused, as perf refuses it: EPERM).  Fills *tail unless NULL. */
+ * user, or not a regular file, is refused: EPERM).  tail is NULL for a map
+ * that is finished; otherwise a writer may still be adding to it, so a last
+ * line without its newline is not taken, and *tail is filled. */
 int perfmap__load(struct symtab *t, const char *path, struct perfmap_tail *tail);
 
 #endif

@@ -437,7 +437,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         session__add_build_id(x->s, b->filename, b->id, b->size);
     }
-    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->no_kernel, NULL, 0};
+    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->no_kernel, NULL, 0,
+                              perf_reader__pipe_mode(x->r)};
     for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
         if (strcmp(b->filename, "[kernel.kallsyms]") == 0) {

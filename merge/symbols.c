@@ -46,7 +46,8 @@ struct dso_syms {               /* per session dso id */
     struct elf_image img;       /* DSO_FILE, DSO_VDSO */
     struct symtab map;          /* DSO_PERFMAP */
     char *map_path;             /* where map came from */
-    struct map_look map_seen;   /* the file as it was read */
+    struct map_look map_seen;   /* live: the file as it was read */
+    int map_warned;             /* a refused map was said, once */
     int interpreter;            /* 0: not known yet, 1: CPython's own code, -1: not */
 };
 
@@ -424,20 +425,19 @@ static struct dso_syms *dso_syms(struct symbols *sy, const struct dso *d)
     return &sy->dsos[d->id];
 }
 
-/* The file at path now; *l's tail says where to look for new lines. */
-static int look(const char *path, struct map_look *l)
+/* The file at path now, and the bytes at offset. */
+static int look(const char *path, off_t offset, struct map_look *l)
 {
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    struct perfmap_tail was = l->tail;
     memset(l, 0, sizeof(*l));
-    l->tail.offset = was.offset;
+    l->tail.offset = offset;
     if (fstat(fd, &st) == 0) {
         l->dev = st.st_dev, l->ino = st.st_ino, l->size = st.st_size, l->mtime = st.st_mtim;
         l->head_len = pread(fd, l->head, sizeof(l->head), 0);
-        ssize_t n = pread(fd, l->tail.next, sizeof(l->tail.next), was.offset);
+        ssize_t n = pread(fd, l->tail.next, sizeof(l->tail.next), offset);
         l->tail.len = n > 0 ? (size_t)n : 0;
     }
     close(fd);
@@ -453,29 +453,39 @@ static int same_look(const struct map_look *a, const struct map_look *b)
 }
 
 /* Loads path as ds's perf map; returns 0, or -1 (a file owned by another
- * user is refused, and said so). */
-static int try_perfmap(struct dso_syms *ds, const char *path)
+ * user is refused, and said so once).  Live, the file is looked at before
+ * the load (now: the caller just did), and the loader's tail kept: a line
+ * added meanwhile shows as a change at the next miss. */
+static int try_perfmap(struct symbols *sy, struct dso_syms *ds, const char *path,
+                       const struct map_look *now)
 {
-    /* The file before the load, what followed the lines as the loader read
-     * them: a line added meanwhile shows as a change at the next miss. */
-    struct map_look before = {0};
+    struct map_look before;
     struct symtab fresh = {0};
     struct perfmap_tail tail;
-    if (look(path, &before) == 0 && perfmap__load(&fresh, path, &tail) == 0) {
-        symtab__exit(&ds->map);
-        ds->map = fresh;
-        if (ds->map_path != path) {
-            free(ds->map_path);
-            ds->map_path = xstrdup(path);
-        }
-        ds->map_seen = before;
-        ds->map_seen.tail = tail;
-        return 0;
+    int live = sy->opts.live;
+    if (live && !now) {
+        if (look(path, 0, &before) != 0)
+            return -1;
+        now = &before;
     }
-    symtab__exit(&fresh);
-    if (errno == EPERM)
-        warnx_("%s: not owned by this user or root; ignored", path);
-    return -1;
+    if (perfmap__load(&fresh, path, live ? &tail : NULL) != 0) {
+        if (errno == EPERM && !ds->map_warned) {
+            ds->map_warned = 1;
+            warnx_("%s: not a regular file owned by this user or root; ignored", path);
+        }
+        return -1;
+    }
+    symtab__exit(&ds->map);
+    ds->map = fresh;
+    if (ds->map_path != path) {
+        free(ds->map_path);
+        ds->map_path = xstrdup(path);
+    }
+    if (live) {
+        ds->map_seen = *now;
+        ds->map_seen.tail = tail;
+    }
+    return 0;
 }
 
 /* perf-PID.map: next to perf.data first (a recording folder may carry its
@@ -491,30 +501,36 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
             if (!dirs[i])
                 continue;
             snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], pids[k]);
-            if (try_perfmap(ds, path) == 0)
+            if (try_perfmap(sy, ds, path, NULL) == 0)
                 return 0;
         }
-        if (container__perfmap_path(pids[k], path, sizeof(path)) == 0 && try_perfmap(ds, path) == 0)
+        if (container__perfmap_path(pids[k], path, sizeof(path)) == 0 &&
+            try_perfmap(sy, ds, path, NULL) == 0)
             return 0;
         snprintf(path, sizeof(path), "/tmp/perf-%u.map", pids[k]);
-        if (try_perfmap(ds, path) == 0)
+        if (try_perfmap(sy, ds, path, NULL) == 0)
             return 0;
     }
     return -1;
 }
 
-/* addr in a perf map.  A process that is still running (perf record -o - |
- * pymerge -) adds lines after pymerge read its map: in place, over the
- * newlines that pad libpyperfmap's file, or at the end of a file that
- * grows; and a process may empty and rewrite a stale map of its PID that
- * pymerge read first.  A miss reloads the map when the file has changed. */
-static const struct sym *perfmap_find(struct dso_syms *ds, uint64_t addr)
+/* addr in a perf map.  Live (perf record -o - | pymerge -), a process adds
+ * lines after pymerge read its map: in place, over the newlines that pad
+ * libpyperfmap's file, or at the end of a file that grows; and it may empty
+ * and rewrite a stale map of its PID that pymerge read first.  A miss then
+ * reloads the map if the file changed.  (A recording read from a file was
+ * made before: its maps already hold every entry its samples need.) */
+static const struct sym *perfmap_find(struct symbols *sy, struct dso_syms *ds, uint64_t addr)
 {
     const struct sym *s = symtab__find(&ds->map, addr);
-    struct map_look now = {.tail = ds->map_seen.tail};
-    if (s || !ds->map_path || look(ds->map_path, &now) != 0 ||
-        same_look(&now, &ds->map_seen) || try_perfmap(ds, ds->map_path) != 0)
+    struct map_look now;
+    if (s || !sy->opts.live || look(ds->map_path, ds->map_seen.tail.offset, &now) != 0 ||
+        same_look(&now, &ds->map_seen))
         return s;
+    if (try_perfmap(sy, ds, ds->map_path, &now) != 0) {
+        ds->map_seen = now;     /* not again before it changes again */
+        return NULL;
+    }
     return symtab__find(&ds->map, addr);
 }
 
@@ -540,7 +556,8 @@ static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *
     case DSO_OTHER:
         break;
     }
-    ds->state = ok == 0 ? LOADED : FAILED;
+    /* Live, a process may write its perf map after its first sample. */
+    ds->state = ok == 0 ? LOADED : d->kind == DSO_PERFMAP && sy->opts.live ? UNLOADED : FAILED;
 }
 
 /* Runs alone (in the loader thread, or before any kernel lookup): it
@@ -632,7 +649,7 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
         load_dso(sy, ds, d);
     if (ds->state == LOADED) {
         if (d->kind == DSO_PERFMAP)
-            s = perfmap_find(ds, addr);
+            s = perfmap_find(sy, ds, addr);
         else if (elf_image__vaddr(&ds->img, addr - m->start + m->pgoff, &vaddr))
             s = symtab__find(&ds->img.syms, vaddr);
     }
@@ -686,7 +703,7 @@ enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct proces
     struct dso_syms *ds = dso_syms(sy, m->dso);
     if (ds->state == UNLOADED)
         load_dso(sy, ds, m->dso);
-    const struct sym *s = ds->state == LOADED ? perfmap_find(ds, addr) : NULL;
+    const struct sym *s = ds->state == LOADED ? perfmap_find(sy, ds, addr) : NULL;
     if (!s || strncmp(s->name, "py::", 4) != 0)
         return TRAMPOLINE_NONE;
     *entry = s->start;

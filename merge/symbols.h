@@ -47,6 +47,9 @@ struct symbols_opts {
     int preload_kernel;         /* start reading kallsyms at once, in a thread */
     const uint8_t *kernel_build_id;   /* recorded; selects perf's cached kallsyms */
     uint8_t kernel_build_id_size;
+    int live;                   /* processes may still write their perf maps (pipe mode):
+                                 * a miss rereads a map that changed, and looks again
+                                 * for one not there yet */
 };
 
 struct symbols;
