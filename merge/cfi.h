@@ -95,10 +95,12 @@ struct cfi_expr cfi__expr(const struct cfi *cfi, int32_t idx);
 /*
  * Whether file offset OFF is in the first CFI_ENTRY_STUB bytes of the
  * file's entry point.  The kernel jumps there with nothing to return to,
- * so it is the outermost frame even without CFI saying so (ld.so's _start
- * has none).
+ * so it is the outermost frame even without CFI saying so.  ld.so's _start
+ * and _dl_start_user have none, and the latter runs the constructors
+ * through _dl_init: on x86-64 the two take 64 bytes (glibc 2.36), more on
+ * aarch64.  Only code without CFI is asked about.
  */
-#define CFI_ENTRY_STUB 32
+#define CFI_ENTRY_STUB 128
 int cfi__is_entry(const struct cfi *cfi, uint64_t off);
 
 /*

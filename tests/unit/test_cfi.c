@@ -135,10 +135,37 @@ static void walk(void)
     unwind_dwarf__delete(ud);
 }
 
+/* ld.so's _start and _dl_start_user have no CFI, and _dl_init, which runs
+ * the constructors, returns into the latter: up to the next function with
+ * CFI, every byte is the outermost frame (CI met a sample in call_init 47
+ * bytes past the entry, when the stub was 32 bytes). */
+static void loader_entry(void)
+{
+    const char *ld = "/lib64/ld-linux-x86-64.so.2";
+    FILE *f = fopen(ld, "rb");
+    if (!f)
+        return;                 /* not x86-64 */
+    uint64_t entry = 0;
+    CHECK(fseek(f, 24, SEEK_SET) == 0 && fread(&entry, 8, 1, f) == 1);   /* e_entry */
+    fclose(f);
+    char err[256];
+    struct cfi *c = cfi__new(ld, err, sizeof(err));
+    CHECK(c);
+    /* its text is mapped at the file offset equal to its address */
+    uint64_t off = entry;
+    while (off < entry + CFI_ENTRY_STUB && !cfi__rule(c, off)) {
+        CHECK(cfi__is_entry(c, off));
+        off++;
+    }
+    CHECK(off > entry + 48 && off < entry + CFI_ENTRY_STUB);
+    cfi__delete(c);
+}
+
 int main(void)
 {
     find_exe();
     rules();
     walk();
+    loader_entry();
     return 0;
 }
