@@ -392,11 +392,34 @@ static enum unwind_stop step_tramp(struct walk *w, unsigned cfa_off, int rbp_sav
     return UNWIND_COMPLETE;
 }
 
-/* One frame up from pc (looked up at `at`).  *signal is set when the
- * caller's pc is exact rather than a return address. */
-static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
+/* The caller of a frame in code without CFI that made a call: crt's
+ * __do_global_dtors_aux, which runs the destructors at exit, and other
+ * hand-written assembly.  Such code that calls out mostly keeps a frame
+ * pointer, so take %rbp as one, as libdw's x86-64 fallback does.  Only
+ * inside the stack copy and up the stack: a guess that leads nowhere ends
+ * the walk at the next step, as the missing CFI would have here. */
+static enum unwind_stop step_fp(struct walk *w)
+{
+    uint64_t fp = w->r[CFI_REG_RBP], sp = w->r[CFI_REG_RSP], up, ra;
+    if (!reg_known(w, CFI_REG_RBP) || !reg_known(w, CFI_REG_RSP) || fp < sp || fp % 8 ||
+        fp < w->lo || w->size < 16 || fp - w->lo > w->size - 16)
+        return UNWIND_NO_CFI;
+    memcpy(&up, w->stack + (fp - w->lo), 8);
+    memcpy(&ra, w->stack + (fp - w->lo) + 8, 8);
+    w->r[CFI_REG_RBP] = up;
+    w->r[CFI_REG_RSP] = fp + 16;
+    w->r[CFI_REG_RA] = ra;
+    w->valid |= 1u << CFI_REG_RBP | 1u << CFI_REG_RSP | 1u << CFI_REG_RA;
+    return UNWIND_COMPLETE;
+}
+
+/* One frame up from pc.  exact: pc is where the frame stopped, not a
+ * return address (which is looked up at pc - 1, inside the call).
+ * *signal is set when the caller's pc is exact. */
+static enum unwind_stop step(struct walk *w, uint64_t pc, int exact, int *signal)
 {
     struct unwind_map m;
+    uint64_t at = exact ? pc : pc - 1;
     *signal = 0;
     /* Callers often sit in the same library as their callee: ask the
      * lookup only when the last ELF mapping of this walk does not hold at. */
@@ -415,7 +438,7 @@ static enum unwind_stop step(struct walk *w, uint64_t at, int *signal)
             return UNWIND_COMPLETE;
         }
         if (!rule)
-            return UNWIND_NO_CFI;
+            return exact ? UNWIND_NO_CFI : step_fp(w);
         *signal = rule->signal;
         return step_cfi(w, c, rule);
     }
@@ -469,7 +492,7 @@ enum unwind_stop unwind_dwarf__walk(struct unwind_dwarf *u, const struct unwind_
         ips[(*n)++] = pc;
         int signal;
         w.act = (struct tramp_ids){0, 0};
-        enum unwind_stop rc = step(&w, exact ? pc : pc - 1, &signal);
+        enum unwind_stop rc = step(&w, pc, exact, &signal);
         if (acts)
             acts[*n - 1] = w.act;
         if (rc != UNWIND_COMPLETE)

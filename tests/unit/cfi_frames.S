@@ -7,9 +7,12 @@
  *            skips a DW_OP_deref; return address at an expression, CFA - 24
  *   t_bad    CFA expression branching outside itself
  *   t_root   return address undefined: the outermost frame
+ *   t_nocfi  no CFI at all, but a frame pointer, as crt's
+ *            __do_global_dtors_aux
  */
     .text
     .globl t_plain, t_plain_pc, t_rbp_ret, t_expr_ret, t_root_ret, t_bad_pc
+    .globl t_nocfi_pc, t_nocfi_ret
     .type t_plain, @function
 t_plain:
     .cfi_startproc
@@ -73,5 +76,15 @@ t_root_ret:
     nop
     ret
     .cfi_endproc
+
+    .type t_nocfi, @function
+t_nocfi:
+    push %rbp
+    mov %rsp, %rbp
+t_nocfi_pc:
+    call t_plain
+t_nocfi_ret:
+    pop %rbp
+    ret
 
     .section .note.GNU-stack, "", @progbits

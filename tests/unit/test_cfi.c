@@ -10,6 +10,7 @@
 #include <string.h>
 
 extern char t_plain_pc[], t_rbp_ret[], t_expr_ret[], t_root_ret[], t_bad_pc[];
+extern char t_nocfi_pc[], t_nocfi_ret[];
 
 static struct unwind_map exe;   /* our executable mapping that holds the code */
 static const char *const exe_path = "/proc/self/exe";
@@ -78,6 +79,7 @@ static void rules(void)
     r = cfi__rule(c, off_of(addr(t_root_ret) - 1));
     CHECK(r && r->regs[CFI_REG_RA].how == CFI_UNDEF && (r->undef >> CFI_REG_RA & 1));
     CHECK(cfi__rule(c, 1) == NULL);             /* the ELF header has no CFI */
+    CHECK(cfi__rule(c, off_of(addr(t_nocfi_ret) - 1)) == NULL);
     uint8_t code;
     CHECK(cfi__read(c, off_of(addr(t_plain_pc)), &code, 1) == 0 && code == 0x90);  /* nop */
     cfi__delete(c);
@@ -135,6 +137,38 @@ static void walk(void)
     unwind_dwarf__delete(ud);
 }
 
+/* t_plain <- t_nocfi <- t_root: code without CFI that called out is
+ * stepped through by its frame pointer (CI met a sample in __cxa_finalize
+ * at exit, called by crt's __do_global_dtors_aux); as the sampled frame it
+ * may be before its push %rbp, and stops the walk. */
+static void walk_nocfi(void)
+{
+    uint64_t regs[NREGS] = {0}, stack[8] = {0}, ips[8];
+    regs[SP] = S;
+    regs[IP] = addr(t_plain_pc);
+    put(stack, S + 0, S + 16);                              /* t_plain: saved rbp */
+    put(stack, S + 8, addr(t_nocfi_ret));
+    put(stack, S + 16, 0x1234);                             /* t_nocfi: its caller's rbp */
+    put(stack, S + 24, addr(t_root_ret));
+    struct unwind_user u = {PERF_SAMPLE_REGS_ABI_64, MASK, regs, (const uint8_t *)stack,
+                            sizeof(stack)};
+    struct unwind_dwarf *ud = unwind_dwarf__new();
+    unsigned n;
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n) == UNWIND_COMPLETE);
+    CHECK(n == 3 && ips[1] == addr(t_nocfi_ret) && ips[2] == addr(t_root_ret));
+    /* a frame pointer below the stack pointer is no frame pointer */
+    put(stack, S + 0, S - 16);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n) == UNWIND_NO_CFI && n == 2);
+    /* nor one past the stack copy */
+    put(stack, S + 0, S + 8 * 8);
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n) == UNWIND_NO_CFI && n == 2);
+    /* sampled in it: not taken */
+    regs[IP] = addr(t_nocfi_pc);
+    regs[BP] = S + 16;
+    CHECK(unwind_dwarf__walk(ud, &u, lookup, NULL, ips, NULL, 8, &n) == UNWIND_NO_CFI && n == 1);
+    unwind_dwarf__delete(ud);
+}
+
 /* ld.so's _start and _dl_start_user have no CFI, and _dl_init, which runs
  * the constructors, returns into the latter: up to the next function with
  * CFI, every byte is the outermost frame (CI met a sample in call_init 47
@@ -166,6 +200,7 @@ int main(void)
     find_exe();
     rules();
     walk();
+    walk_nocfi();
     loader_entry();
     return 0;
 }

@@ -32,6 +32,11 @@ __attribute__((noinline)) static void interrupted_loop(double seconds)
             sink += (unsigned long)i;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     } while (ts.tv_sec + ts.tv_nsec / 1e9 < seconds);
+    /* Stopped here, not in main or at exit (the test wants each handler
+     * over this loop): a signal still pending comes on setitimer's return. */
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, NULL);
+    sink++;     /* no tail call: this frame stays below setitimer's */
 }
 
 int main(int argc, char **argv)
