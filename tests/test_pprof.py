@@ -171,8 +171,11 @@ def raw_stacks(text):
 
 def top_names(text, n):
     """The first n function names of go tool pprof -top."""
-    # (a wide value, 25520.32kB, fills the column: no leading blank)
-    rows = [l for l in text.splitlines() if re.match(r"^\s*[\d.]+\w*\s+[\d.]+%", l)]
+    # (a wide value, 25520.32kB, fills the column: no leading blank; a tiny
+    # share is in e-notation, 9.9e-05%, as malloc's beside the sanitizers'
+    # terabytes of shadow)
+    rows = [l for l in text.splitlines()
+            if re.match(r"^\s*[\d.]+\w*\s+[\d.]+(?:e[-+]\d+)?%", l)]
     return [re.split(r"\s+", r.strip(), 5)[5] for r in rows[:n]]
 
 
