@@ -9,17 +9,17 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "trampoline.h"
 
 static unsigned char *cur;  /* next free slot of the current arena */
 static unsigned char *end;  /* end of the current arena */
 
-/* Maps twice the size and trims, which is the portable way to get an
- * alignment larger than a page from mmap. */
+/* An arena and its key table after it.  Maps an arena's size more than
+ * that and trims, which is the portable way to get an alignment larger
+ * than a page from mmap. */
 static unsigned char *map_aligned(void)
 {
-    size_t size = PYPERFMAP_ARENA_SIZE;
-    unsigned char *raw = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
+    size_t size = PYPERFMAP_ARENA_SIZE, keep = size + ARENA_KEYS_SIZE;
+    unsigned char *raw = mmap(NULL, keep + size, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
@@ -28,7 +28,7 @@ static unsigned char *map_aligned(void)
     if (head)
         munmap(raw, head);
     if (size - head)
-        munmap((unsigned char *)base + size, size - head);
+        munmap((unsigned char *)base + keep, size - head);
     return (unsigned char *)base;
 }
 
@@ -45,7 +45,7 @@ static int open_arena(void)
     __builtin___clear_cache((char *)a, (char *)a + PYPERFMAP_ARENA_SIZE);
     if (mprotect(a, PYPERFMAP_ARENA_SIZE, PROT_READ | PROT_EXEC) != 0) {
         int e = errno;
-        munmap(a, PYPERFMAP_ARENA_SIZE);
+        munmap(a, PYPERFMAP_ARENA_SIZE + ARENA_KEYS_SIZE);
         errno = e;
         return -1;
     }

@@ -7,6 +7,7 @@
  * through it.  Only the first call of a code object takes the slow path.
  */
 #include "evalhook.h"
+#include "arena.h"
 #include "trampoline.h"
 
 #include <frameobject.h>
@@ -75,6 +76,33 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #  endif
 #endif
 
+/* ---- the negative cache -------------------------------------------------
+ * A code object whose trampoline could not be made (the arena refused, the
+ * map broken, the interpreter exiting, a name that is not UTF-8) caches this
+ * instead: it has a trampoline's signature and calls the evaluator directly,
+ * so later calls take the hot path and never the slow one again.  Aligned so
+ * that bit 0 (the pending-name tag) is clear. */
+#if V38
+__attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
+                                                            void *eval, uint64_t activation,
+                                                            uint64_t parent)
+{
+    (void)unused;
+    (void)activation;
+    (void)parent;
+    return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
+}
+#else
+__attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
+                                                            int throwflag, void *eval,
+                                                            uint64_t activation, uint64_t parent)
+{
+    (void)activation;
+    (void)parent;
+    return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
+}
+#endif
+
 /* Evaluates the frame through trampoline t, which names it to perf and
  * keeps its activation; a tail call.  The caller's path is 0: unknown. */
 #define CALL_TRAMPOLINE(t) \
@@ -82,11 +110,11 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 
 /* The same, keeping the thread's path too.  Restoring it on return costs
  * the hook its tail call (16 instructions per call in all), which is why
- * only the path hook does it. */
+ * only the path hook does it.  no_trampoline has no key slot: key 0. */
 static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
 {
     uint64_t parent = path;
-    path = pyperfmap_path_step(parent, (uintptr_t)t);
+    path = pyperfmap_path_step(parent, t == (void *)no_trampoline ? 0 : *arena_key(t));
     PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault,
                                      ++activations, parent);
     path = parent;
@@ -192,33 +220,6 @@ static void name_children(PyObject *code, const char *qualname, size_t qlen)
         if (Code_SetExtra(child, extra_index, (void *)((uintptr_t)q | 1u)) != 0)
             free(q);
     }
-}
-#endif
-
-/* ---- the negative cache -------------------------------------------------
- * A code object whose trampoline could not be made (the arena refused, the
- * map broken, the interpreter exiting, a name that is not UTF-8) caches this
- * instead: it has a trampoline's signature and calls the evaluator directly,
- * so later calls take the hot path and never the slow one again.  Aligned so
- * that bit 0 (the pending-name tag) is clear. */
-#if V38
-__attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
-                                                            void *eval, uint64_t activation,
-                                                            uint64_t parent)
-{
-    (void)unused;
-    (void)activation;
-    (void)parent;
-    return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
-}
-#else
-__attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
-                                                            int throwflag, void *eval,
-                                                            uint64_t activation, uint64_t parent)
-{
-    (void)activation;
-    (void)parent;
-    return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
 }
 #endif
 

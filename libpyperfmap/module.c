@@ -68,6 +68,7 @@ void *pyperfmap_new_trampoline(const char *name, size_t len)
         warn_once("cannot map memory for trampolines");
         goto out;
     }
+    *arena_key(t) = pyperfmap_path_key(name, len);
     if ((arena != NULL && mapfile_add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
                                       sizeof PYPERFMAP_ARENA_SYMBOL - 1) != 0)
         || mapfile_add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len) != 0) {

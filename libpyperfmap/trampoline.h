@@ -31,14 +31,19 @@
  *   the root.  The same call path recurs, though: every request runs through
  *   the same middlewares.  So each thread also folds its chain of running
  *   trampolines into a 64-bit path, path(t) = pyperfmap_path_step(path of
- *   the caller, t's entry address), PYPERFMAP_PATH_ROOT outside any
- *   (never 0, which means "not kept"), and each trampoline keeps
- *   its caller's path (`parent`) at CFA - PYPERFMAP_PARENT_CFA_OFFSET while
- *   path_saved.  An unwinder recomputes each trampoline's own path from it
- *   and its address, and checks it against the next trampoline out: a
- *   stack copy that ends above trampoline t still names the whole Python
- *   path outward of t, which another sample (any thread, any time) that
- *   went through the same path can complete.
+ *   the caller, key(t)), PYPERFMAP_PATH_ROOT outside any (never 0, which
+ *   means "not kept"), and each trampoline keeps its caller's path
+ *   (`parent`) at CFA - PYPERFMAP_PARENT_CFA_OFFSET while path_saved.
+ *   key(t) is pyperfmap_path_key() of the name the perf map gives t, not
+ *   its address, so a path means the same Python functions in every
+ *   process: a program run ten times (or forked into workers, which reuse
+ *   free slots for other functions) learns from all of its runs.  An
+ *   unwinder recomputes each trampoline's own path from `parent` and the
+ *   name, and checks it against the next trampoline out: a stack copy that
+ *   ends above trampoline t still names the whole Python path outward of
+ *   t, which another sample (any process, any time) that went through the
+ *   same path can complete.  (Builds before 2026-11-23 folded addresses:
+ *   their paths never check out, and complete nothing.)
  *
  * HOW AN UNWINDER TELLS THAT AN ADDRESS IS A PYPERFMAP TRAMPOLINE
  *   Trampolines live in arenas of PYPERFMAP_ARENA_SIZE bytes, each aligned
@@ -115,9 +120,22 @@
 #define PYPERFMAP_PATH_ROOT 0x7079706572666d61ull   /* "pyperfma" */
 
 static inline unsigned long long pyperfmap_path_step(unsigned long long parent,
-                                                     unsigned long long entry)
+                                                     unsigned long long key)
 {
-    return parent * 0x9e3779b97f4a7c15ull + entry;
+    return parent * 0x9e3779b97f4a7c15ull + key;
+}
+
+/* A trampoline's key: 64-bit FNV-1a of its perf-map name, a control byte
+ * counted as the space that a reader sees (a map line ends at a newline),
+ * and never 0.  Computed once per trampoline, when it is named. */
+static inline unsigned long long pyperfmap_path_key(const char *name, unsigned long len)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+    for (unsigned long i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        h = (h ^ (c < 0x20 ? 0x20 : c)) * 0x100000001b3ull;
+    }
+    return h ? h : 1;
 }
 
 /*

@@ -288,6 +288,7 @@ static int sample(struct run *x, const struct pd_event *ev)
         }
     }
     size_t kept = 0, n_acts = 0;
+    uint64_t eval_pc = 0;   /* what the outermost trampoline called: the interpreter's */
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
         if (u->kernel && x->o->no_kernel)
@@ -301,9 +302,12 @@ static int sample(struct run *x, const struct pd_event *ev)
         /* With kernel addresses hidden, one [kernel] frame says it all. */
         if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
             continue;
-        if (u->ids.activation)
+        if (u->ids.activation) {
             x->acts[n_acts++] = (struct stitch_act){u->ids.activation, u->addr, (uint32_t)kept,
-                                                    u->ids.parent};
+                                                    u->ids.parent,
+                                                    symbols__get(x->sy, x->ids[kept])->path_key};
+            eval_pc = i ? x->uf[i - 1].addr : 0;
+        }
         kept++;
     }
     n = kept;
@@ -320,8 +324,12 @@ static int sample(struct run *x, const struct pd_event *ev)
             l.thread = thread_of(x, t);
             modes__values(&x->m, s, l.v);
         }
-        switch (stitch__sample(x->st, (uint64_t)s->pid << 32 | s->tid, x->ids, &n, x->acts,
-                               n_acts, !truncated, may_wait ? &l : NULL)) {
+        /* Call paths are shared by the processes of one interpreter build,
+         * told by the file its evaluator runs from. */
+        const struct mapping *ev_map = eval_pc ? process__find(t->proc, eval_pc) : NULL;
+        uint64_t program = ev_map ? ev_map->dso->id + 1u : 0;
+        switch (stitch__sample(x->st, (uint64_t)s->pid << 32 | s->tid, program, x->ids, &n,
+                               x->acts, n_acts, !truncated, may_wait ? &l : NULL)) {
         case STITCH_STITCHED:
             truncated = 0;
             break;

@@ -26,7 +26,7 @@ struct tstate {
      * STITCH_MAX_PENDING slots, oldest at head; slot buffers are reused. */
     struct chain pend[STITCH_MAX_PENDING];
     unsigned char *payloads;    /* STITCH_MAX_PENDING * payload_size */
-    uint64_t salt;              /* its process's, for path keys */
+    uint64_t program;           /* of its last sample with activations */
     size_t head, n_pend;
 };
 
@@ -157,25 +157,18 @@ static int complete_from(struct stitch *st, struct chain *dst, const struct chai
 
 /* ---- paths --------------------------------------------------------------- */
 
-/* The trampoline's own path, from its caller's and its entry address
+/* The trampoline's own path, from its caller's and its name's key
  * (trampoline.h), or 0 when its frame kept no path. */
 static uint64_t act_path(const struct stitch_act *a)
 {
-    uint64_t entry = a->addr & ~(uint64_t)(PYPERFMAP_TRAMPOLINE_SIZE - 1);
-    return a->parent ? pyperfmap_path_step(a->parent, entry) : 0;
+    return a->parent && a->key ? pyperfmap_path_step(a->parent, a->key) : 0;
 }
 
-/* Paths are folds of trampoline addresses, which only mean the same
- * functions within one process (a forked worker reuses its parent's free
- * slots for other functions): the table is keyed by path and process. */
-static uint64_t path_key(uint64_t path, uint64_t salt)
+/* A path's entry in the table: the same path of another program (another
+ * interpreter build) has other native frames between its Python ones. */
+static uint64_t path_key(uint64_t path, uint64_t program)
 {
-    return path ^ salt;
-}
-
-static uint64_t process_salt(uint64_t thread)
-{
-    return ((thread >> 32) + 1) * 0xc2b2ae3d27d4eb4full;
+    return path ^ program * 0xc2b2ae3d27d4eb4full;
 }
 
 /* A new link for key: 1 + its index, as st->paths holds it. */
@@ -219,7 +212,7 @@ static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t l
     st->n_pool += len;
 }
 
-/* Learns what c (of the process salt stands for) shows of its paths:
+/* Learns what c (of program) shows of its paths:
  * between two trampolines whose paths agree (the inner one's caller is the
  * outer one), the frames between them; from the outermost trampoline of a
  * complete stack, called from the root, the frames to the root.  A path
@@ -228,28 +221,28 @@ static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t l
  * path (the plain hook ran it: the path hook was switched on inside it)
  * may have been completed wrongly from a thread where it really starts at
  * the root, and is disputed from then on. */
-static void learn(struct stitch *st, const struct chain *c, int complete, uint64_t salt)
+static void learn(struct stitch *st, const struct chain *c, int complete, uint64_t program)
 {
     uint64_t p = c->n_acts ? act_path(&c->acts[0]) : 0;
     for (size_t i = 0; i < c->n_acts; i++) {
         const struct stitch_act *a = &c->acts[i];
         uint64_t q = i + 1 < c->n_acts ? act_path(&c->acts[i + 1]) : 0;
         if (p && q && a->parent == q)
-            learn_link(st, path_key(p, salt), c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
+            learn_link(st, path_key(p, program), c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
         else if (p && i + 1 < c->n_acts && !q)
-            mark_disputed(st, path_key(p, salt));
+            mark_disputed(st, path_key(p, program));
         else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT)
-            learn_link(st, path_key(p, salt), c->ids + a->pos + 1, c->n - a->pos - 1, 0);
+            learn_link(st, path_key(p, program), c->ids + a->pos + 1, c->n - a->pos - 1, 0);
         p = q;
     }
 }
 
 /* dst = c's frames up to its outermost trampoline, then what its path was
- * seen to continue with in its process, link by link to the root.  dst may
+ * seen to continue with in its program, link by link to the root.  dst may
  * be c.  -1 (dst unchanged) when a link is unknown or disputed, or the
  * stack would be longer than max_frames. */
 static int complete_by_path(struct stitch *st, struct chain *dst, const struct chain *c,
-                            uint64_t salt)
+                            uint64_t program)
 {
     if (!c->n_acts)
         return -1;
@@ -260,7 +253,7 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     /* check the whole way first; the bound on links also ends a cycle */
     size_t links = 0;
     for (uint64_t q = start; q; links++) {
-        uintptr_t i = (uintptr_t)idmap__get(&st->paths, path_key(q, salt));
+        uintptr_t i = (uintptr_t)idmap__get(&st->paths, path_key(q, program));
         if (!i || st->links[i - 1].conflict)
             return -1;
         n += st->links[i - 1].len;
@@ -273,7 +266,7 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     GROW(dst->ids, dst->cap_ids, n);
     size_t k = keep;
     for (uint64_t q = start; q;) {
-        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, path_key(q, salt)) - 1];
+        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, path_key(q, program)) - 1];
         if (l->len)     /* the pool may still be NULL */
             memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
         k += l->len;
@@ -295,7 +288,7 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
         int done = from && complete_from(st, p, p, from);
         if (done)
             st->counts.from_later++;
-        else if ((done = complete_by_path(st, p, p, t->salt) == 0))
+        else if ((done = complete_by_path(st, p, p, t->program) == 0))
             st->counts.from_path++;
         if (done)
             from = p;
@@ -309,7 +302,6 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
     struct tstate *t = idmap__get(&st->threads, key);
     if (!t) {
         t = xcalloc(1, sizeof(*t));
-        t->salt = process_salt(key);
         idmap__put(&st->threads, key, t);
     }
     return t;
@@ -333,20 +325,22 @@ static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, si
     memcpy(t->payloads + slot * st->payload_size, payload, st->payload_size);
 }
 
-enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *ids, size_t *n,
+enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t program,
+                                  uint32_t *ids, size_t *n,
                                   const struct stitch_act *acts, size_t n_acts, int complete,
                                   const void *payload)
 {
     struct tstate *t = idmap__get(&st->threads, thread);
-    uint64_t salt = process_salt(thread);
     if (complete) {
         /* A thread without Python activations needs no state until it
          * has some; one that had them must forget them now. */
         if (!t && !n_acts)
             return STITCH_COMPLETE;
         t = t ? t : thread_state(st, thread);
+        if (n_acts)     /* (what waits is of the program that has them) */
+            t->program = program;
         chain_set(&t->last, ids, *n, acts, n_acts);
-        learn(st, &t->last, 1, salt);
+        learn(st, &t->last, 1, program);
         settle(st, t, &t->last);
         return STITCH_COMPLETE;
     }
@@ -354,14 +348,15 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
     if (!n_acts)
         return STITCH_TRUNCATED;    /* nothing to match, ever */
     struct chain c = {ids, *n, *n, (struct stitch_act *)acts, n_acts, n_acts};
-    learn(st, &c, 0, salt);
+    learn(st, &c, 0, program);
     int found = t && complete_from(st, &st->tmp, &c, &t->last);
     if (found)
         st->counts.from_earlier++;
-    else if ((found = complete_by_path(st, &st->tmp, &c, salt) == 0))
+    else if ((found = complete_by_path(st, &st->tmp, &c, program) == 0))
         st->counts.from_path++;
     if (found) {
         t = t ? t : thread_state(st, thread);
+        t->program = program;
         settle(st, t, &st->tmp);
         /* the completed stack is now the thread's last complete one */
         struct chain old = t->last;
@@ -373,7 +368,9 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *
     }
     if (!payload)
         return STITCH_TRUNCATED;
-    keep_waiting(st, t ? t : thread_state(st, thread), ids, *n, acts, n_acts, payload);
+    t = t ? t : thread_state(st, thread);
+    t->program = program;
+    keep_waiting(st, t, ids, *n, acts, n_acts, payload);
     return STITCH_WAITING;
 }
 
@@ -389,9 +386,7 @@ void stitch__thread_exit(struct stitch *st, uint64_t thread)
     for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
         chain_free(&t->pend[k]);
     free(t->payloads);
-    uint64_t salt = t->salt;    /* the thread id's, whoever reuses it */
     memset(t, 0, sizeof(*t));
-    t->salt = salt;
 }
 
 void stitch__finish(struct stitch *st)

@@ -45,8 +45,10 @@
  *   that two stacks continue differently (one function calling another
  *   both directly and through map()) is disputed, and completes nothing
  *   from then on (what it completed before stays).  Paths are folds of
- *   addresses, so they are kept per process (a forked worker reuses its
- *   parent's free trampoline slots for other functions).
+ *   the functions' names (trampoline.h), so one table serves every
+ *   process of a program: each of ten short runs completes the others.
+ *   "A program" is the interpreter build (the caller says which): another
+ *   one has other native frames between the same Python ones.
  *
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
@@ -79,6 +81,7 @@ struct stitch_act {
     uint64_t addr;          /* the frame's address: the same trampoline has the same */
     uint32_t pos;           /* its index in the stack, leaf first */
     uint64_t parent;        /* its caller's path, or 0 (unknown) */
+    uint64_t key;           /* what its path folds in: pyperfmap_path_key of its name */
 };
 
 /*
@@ -107,13 +110,15 @@ enum stitch_result {
 
 /*
  * One sample's stack of thread `thread` (any unique key, e.g. pid << 32 |
- * tid): ids[0..*n) leaf first, with room for max_frames; acts its
+ * tid), whose paths mean what they mean in `program` (any key of the
+ * interpreter build; 0 is one too): ids[0..*n) leaf first, with room for max_frames; acts its
  * activations, leaf first; complete: the unwind reached the root.
  * payload: for a truncated sample that may wait, what emit gets back;
  * NULL when the caller must account the sample now.  Settling waiting
  * samples calls emit (for this thread's, before this returns).
  */
-enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint32_t *ids, size_t *n,
+enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t program,
+                                  uint32_t *ids, size_t *n,
                                   const struct stitch_act *acts, size_t n_acts, int complete,
                                   const void *payload);
 

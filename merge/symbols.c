@@ -299,6 +299,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->kind = (uint8_t)kind;
     f->unknown = (uint8_t)unknown;
     f->dso = NULL;
+    f->path_key = 0;
     f->interp_unnamed = 0;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
@@ -373,7 +374,11 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
             display = native;
         native = tidy(sy, buf, 1);
     }
-    return add_frame(sy, native, display, kind, 0);
+    uint32_t id = add_frame(sy, native, display, kind, 0);
+    /* from the name as the map has it: tidying may change it */
+    if (kind == FRAME_PYTHON && !sy->frames[id].path_key)
+        sy->frames[id].path_key = pyperfmap_path_key(perf_name, strlen(perf_name));
+    return id;
 }
 
 /* An address without a symbol: "[dso basename]" as stackcollapse-perf.pl

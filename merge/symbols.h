@@ -36,6 +36,7 @@ struct frame {
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
     const struct dso *dso;  /* native code: the first file it was found in */
+    uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path_key() of its map name */
 };
 
 enum { GIL_TAKE = 1, GIL_ENTRY, GIL_BLOCK };

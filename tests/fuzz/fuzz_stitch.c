@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             last_pos = pos;
             acts[i] = (struct stitch_act){1 + (data[at + 1] & 0x7f),
                                           0x1000u + (uint64_t)data[at + 2] * PYPERFMAP_TRAMPOLINE_SIZE,
-                                          pos, data[at + 1] >> 7};
+                                          pos, data[at + 1] >> 7, data[at + 2]};
         }
         /* callers' paths, root outward in: consistent unless marked */
         uint64_t parent = PYPERFMAP_PATH_ROOT;
@@ -71,11 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 acts[i].parent = (parent ^ acts[i].id) | 1;   /* a broken chain */
             else
                 acts[i].parent = parent;
-            parent = pyperfmap_path_step(acts[i].parent, acts[i].addr);
+            parent = pyperfmap_path_step(acts[i].parent, acts[i].key);
         }
         int payload = 1;
         size_t len = n;
-        enum stitch_result r = stitch__sample(st, thread, ids, &len, acts, n_acts, flags & 1,
+        enum stitch_result r = stitch__sample(st, thread, flags >> 6, ids, &len, acts, n_acts, flags & 1,
                                               (flags & 2) ? &payload : NULL);
         if (len > MAXF || (r != STITCH_STITCHED && len != n))
             abort();

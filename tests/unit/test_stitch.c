@@ -6,7 +6,7 @@
  * case for trampoline frames; a trampoline's activation identity is given
  * per letter, so "the same call" is spelled by the same letter and number.
  * Paths (trampoline.h) are computed from the letters outward of each one,
- * as the hook folds them.
+ * as the hook folds them: a letter is a trampoline's name.
  */
 #include "check.h"
 #include "stitch.h"
@@ -45,9 +45,15 @@ struct sample {
 
 /* frames: root first; ids: the activation of each upper-case letter, in
  * the same order (0: a trampoline caught before it stored one). */
+/* The key of the trampoline named by letter c. */
+static uint64_t key_of(char c)
+{
+    return pyperfmap_path_key(&c, 1);
+}
+
 static struct sample make(const char *frames, const uint64_t *act_ids)
 {
-    struct sample s = {{0}, strlen(frames), {{0, 0, 0, 0}}, 0};
+    struct sample s = {{0}, strlen(frames), {{0, 0, 0, 0, 0}}, 0};
     size_t k = 0, n_upper = 0;
     for (size_t i = 0; frames[i]; i++)
         n_upper += frames[i] >= 'A' && frames[i] <= 'Z';
@@ -57,7 +63,7 @@ static struct sample make(const char *frames, const uint64_t *act_ids)
         s.ids[i] = (uint32_t)c;
         if (c >= 'A' && c <= 'Z' && act_ids[--k])
             s.acts[s.n_acts++] = (struct stitch_act){act_ids[k], 0x1000u + (uint64_t)c * 16,
-                                                     (uint32_t)i, 0};
+                                                     (uint32_t)i, 0, key_of(c)};
     }
     return s;
 }
@@ -76,7 +82,7 @@ static struct sample make_path(const char *full, size_t cut, uint64_t base)
             skipped++;
         parents[n_upper] = parent;
         ids[n_upper] = base + n_upper;
-        parent = pyperfmap_path_step(parent, 0x1000u + (uint64_t)full[i] * 16);
+        parent = pyperfmap_path_step(parent, key_of(full[i]));
         n_upper++;
     }
     struct sample s = make(full + cut, ids + skipped);
@@ -98,7 +104,7 @@ static const char *as_text(const struct sample *s)
 static enum stitch_result offer(struct stitch *st, uint64_t thread, struct sample *s, int complete,
                                 int payload)
 {
-    return stitch__sample(st, thread, s->ids, &s->n, s->acts, s->n_acts, complete,
+    return stitch__sample(st, thread, thread >> 48, s->ids, &s->n, s->acts, s->n_acts, complete,
                           payload ? &payload : NULL);
 }
 
@@ -271,11 +277,21 @@ int main(void)
     stitch__finish(st);
     CHECK(n_got == 2 && got[1].payload == 1204 && !got[1].complete);
 
-    /* Paths are per process: the same one in another process (a forked
-     * worker reuses its parent's free slots for other functions) completes
+    /* Paths fold names, not addresses: the same one in another process
+     * (another run of the program, its trampolines elsewhere) completes
+     * too, but not in another program (offer: the thread's top 16 bits).
+     * A trampoline without a name (its map lost) has no key, and follows
      * nothing. */
     s = make_path("rmAxByCpDq", 4, 1500);       /* "ByCpDq", completed above on thread 2 */
-    CHECK(offer(st, (uint64_t)77 << 32 | 2, &s, 0, 0) == STITCH_TRUNCATED);
+    for (size_t i = 0; i < s.n_acts; i++)
+        s.acts[i].addr += 0x7f0000000000ull;
+    CHECK(offer(st, (uint64_t)77 << 32 | 2, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rmAxByCpDq"));
+    s = make_path("rmAxByCpDq", 4, 1540);
+    CHECK(offer(st, (uint64_t)1 << 48 | (uint64_t)77 << 32 | 3, &s, 0, 0) == STITCH_TRUNCATED);
+    s = make_path("rmAxByCpDq", 4, 1550);
+    s.acts[s.n_acts - 1].key = 0;
+    CHECK(offer(st, (uint64_t)78 << 32 | 2, &s, 0, 0) == STITCH_TRUNCATED);
     /* A path hook switched on inside a plain-hook frame: Q's caller P kept
      * no path, and Q's own starts at the root as if it were outermost.
      * Another thread where Q really is outermost taught "rQ"; once the
