@@ -180,8 +180,11 @@ class MergeTest(PymergeCase):
             with self.subTest(name=name):
                 r = run([PYMERGE, "merge", "-o", self.path("out.pb.gz"), good, path, good])
                 self.assertEqual(r.returncode, 2, (r.stdout[:200], r.stderr))
-                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
-                self.assertTrue(r.stderr.startswith("pymerge: " + path + ": "), r.stderr)
+                # (the good recording may warn of records perf lost on a
+                # loaded machine, as CI's sanitized pass saw: its own lines)
+                lines = [l for l in r.stderr.splitlines() if not l.startswith("pymerge: " + good)]
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertTrue(lines[0].startswith("pymerge: " + path + ": "), r.stderr)
         # a label without a value is bad usage
         r = run([PYMERGE, "merge", "--label", "host", good])
         self.assertEqual(r.returncode, 1)
