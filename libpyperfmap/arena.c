@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-
 static unsigned char *cur;  /* next free slot of the current arena */
 static unsigned char *end;  /* end of the current arena */
 

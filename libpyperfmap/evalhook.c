@@ -109,7 +109,7 @@ __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, f
     ((trampoline_fn)(t))(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault, ++activations, 0)
 
 /* The same, keeping the thread's path too.  Restoring it on return costs
- * the hook its tail call (16 instructions per call in all), which is why
+ * the hook its tail call (24 instructions per call in all), which is why
  * only the path hook does it.  no_trampoline has no key slot: key 0. */
 static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
 {

@@ -125,6 +125,15 @@ static inline unsigned long long pyperfmap_path_step(unsigned long long parent,
     return parent * 0x9e3779b97f4a7c15ull + key;
 }
 
+/* The caller's path back from a trampoline's path and key (the multiplier
+ * is odd, so the step is invertible): how pymerge climbs past a trampoline
+ * that no stack copy showed. */
+static inline unsigned long long pyperfmap_path_unstep(unsigned long long path,
+                                                       unsigned long long key)
+{
+    return (path - key) * 0xf1de83e19937733dull;
+}
+
 /* A trampoline's key: 64-bit FNV-1a of its perf-map name, a control byte
  * counted as the space that a reader sees (a map line ends at a newline),
  * and never 0.  Computed once per trampoline, when it is named. */

@@ -319,7 +319,9 @@ static int sample(struct run *x, const struct pd_event *ev)
         struct late l = {0, s->time, {0}};
         int may_wait = role == ROLE_SAMPLE;
         if (!x->st)
-            x->st = stitch__new(sizeof(l), STACK_MAX, emit_late, x);
+            x->st = stitch__new(sizeof(l), STACK_MAX,
+                                symbols__named(x->sy, "[unknown native frames]", FRAME_USER),
+                                emit_late, x);
         if (may_wait) {
             l.thread = thread_of(x, t);
             modes__values(&x->m, s, l.v);

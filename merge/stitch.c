@@ -32,36 +32,50 @@ struct tstate {
 
 /* What a path was seen to continue with (stitch.h, PATHS): the frames
  * outward of a trampoline with that path, up to and including the next
- * trampoline out, whose path is `next` (0: they reach the root). */
+ * trampoline out, whose path is `next` (0: they reach the root).  A call
+ * link (CALLERS) is the same for a trampoline named `self` called from
+ * one named `up`, whatever their paths. */
 struct link {
     uint32_t off, len;          /* the frames: pool[off..off+len) */
     uint64_t next;
+    uint64_t self, up;          /* the keys of the two trampolines (up 0: the root) */
+    uint32_t sibling;           /* call links: 1 + the next of the same callee, or 0 */
     int conflict;               /* two stacks disagreed: never used */
 };
 
 struct stitch {
     size_t payload_size, max_frames;
+    uint32_t gap;               /* stands for native frames two stacks disagree on */
     stitch_emit_fn emit;
     void *ctx;
     struct idmap threads;       /* thread key -> struct tstate */
     struct chain tmp;           /* a stack being completed from earlier */
     struct idmap paths;         /* path -> 1 + its index in links */
+    struct idmap calls;         /* callee and caller keys -> 1 + the call link's index */
+    struct idmap callers;       /* callee key -> 1 + its first call link's index */
     struct link *links;
     size_t n_links, cap_links;
     u32 *pool;                  /* the links' frames */
     size_t n_pool, cap_pool;
+    u32 *via;                   /* complete_by_path: the links it follows */
+    size_t n_via, cap_via, via_frames, budget;
+    int via_calls, via_gaps;    /* ...some of them call links, some disputed */
     struct stitch_counts counts;
 };
 
-struct stitch *stitch__new(size_t payload_size, size_t max_frames, stitch_emit_fn emit, void *ctx)
+struct stitch *stitch__new(size_t payload_size, size_t max_frames, uint32_t gap,
+                           stitch_emit_fn emit, void *ctx)
 {
     struct stitch *st = xcalloc(1, sizeof(*st));
     st->payload_size = payload_size;
     st->max_frames = max_frames;
+    st->gap = gap;
     st->emit = emit;
     st->ctx = ctx;
     idmap__init(&st->threads);
     idmap__init(&st->paths);
+    idmap__init(&st->calls);
+    idmap__init(&st->callers);
     return st;
 }
 
@@ -87,8 +101,11 @@ void stitch__delete(struct stitch *st)
     idmap__exit(&st->threads);
     chain_free(&st->tmp);
     idmap__exit(&st->paths);
+    idmap__exit(&st->calls);
+    idmap__exit(&st->callers);
     free(st->links);
     free(st->pool);
+    free(st->via);
     free(st);
 }
 
@@ -171,45 +188,75 @@ static uint64_t path_key(uint64_t path, uint64_t program)
     return path ^ program * 0xc2b2ae3d27d4eb4full;
 }
 
-/* A new link for key: 1 + its index, as st->paths holds it. */
-static void add_link(struct stitch *st, uint64_t key, struct link l)
+/* A call link's entry: the callee's and the caller's keys, in a program. */
+static uint64_t call_key(uint64_t self, uint64_t up, uint64_t program)
+{
+    return pyperfmap_path_step(self, up) ^ program * 0x165667b19e3779f9ull;
+}
+
+/* The usable link of a table's key, or NULL (none, or disputed). */
+static const struct link *link_of(const struct stitch *st, const struct idmap *table, uint64_t key)
+{
+    uintptr_t i = (uintptr_t)idmap__get(table, key);
+    return i && !st->links[i - 1].conflict ? &st->links[i - 1] : NULL;
+}
+
+/* A new link for key: 1 + its index, as the tables hold it. */
+static void add_link(struct stitch *st, struct idmap *table, uint64_t key, struct link l)
 {
     GROW(st->links, st->cap_links, st->n_links + 1);
     st->links[st->n_links++] = l;
-    idmap__put(&st->paths, key, (void *)(uintptr_t)st->n_links);
+    idmap__put(table, key, (void *)(uintptr_t)st->n_links);
 }
 
 /* key's link disputed from now on (a new, empty one if it had none). */
-static void mark_disputed(struct stitch *st, uint64_t key)
+static void mark_disputed(struct stitch *st, struct idmap *table, uint64_t key)
 {
-    uintptr_t i = (uintptr_t)idmap__get(&st->paths, key);
+    uintptr_t i = (uintptr_t)idmap__get(table, key);
     if (i && st->links[i - 1].conflict)
         return;
-    st->counts.path_conflicts++;
+    if (table == &st->paths)
+        st->counts.path_conflicts++;
     if (i)
         st->links[i - 1].conflict = 1;
     else
-        add_link(st, key, (struct link){0, 0, 0, 1});
+        add_link(st, table, key, (struct link){0, 0, 0, 0, 0, 0, 1});
 }
 
-static void learn_link(struct stitch *st, uint64_t key, const u32 *ids, size_t len,
-                       uint64_t next)
+/* Learns that l's frames (pool offset unset) follow key's trampoline;
+ * 1 + the index of a link new in table, else 0. */
+static uintptr_t learn_link(struct stitch *st, struct idmap *table, uint64_t key, const u32 *ids,
+                            struct link l)
 {
-    uintptr_t i = (uintptr_t)idmap__get(&st->paths, key);
+    uintptr_t i = (uintptr_t)idmap__get(table, key);
     if (i) {
-        struct link *l = &st->links[i - 1];
-        if (!l->conflict && (l->next != next || l->len != len
-                             || (len && memcmp(st->pool + l->off, ids, len * sizeof(*ids)) != 0)))
-            mark_disputed(st, key);
-        return;
+        const struct link *o = &st->links[i - 1];
+        if (!o->conflict && (o->next != l.next || o->len != l.len
+                             || (l.len && memcmp(st->pool + o->off, ids, l.len * sizeof(*ids)) != 0)))
+            mark_disputed(st, table, key);
+        return 0;
     }
-    if (st->n_pool + len > STITCH_MAX_PATH_FRAMES)
-        return;
-    GROW(st->pool, st->cap_pool, st->n_pool + len);
-    if (len)
-        memcpy(st->pool + st->n_pool, ids, len * sizeof(*ids));
-    add_link(st, key, (struct link){(uint32_t)st->n_pool, (uint32_t)len, next, 0});
-    st->n_pool += len;
+    if (st->n_pool + l.len > STITCH_MAX_PATH_FRAMES)
+        return 0;
+    GROW(st->pool, st->cap_pool, st->n_pool + l.len);
+    if (l.len)
+        memcpy(st->pool + st->n_pool, ids, l.len * sizeof(*ids));
+    l.off = (uint32_t)st->n_pool;
+    st->n_pool += l.len;
+    add_link(st, table, key, l);
+    return st->n_links;
+}
+
+/* Learns a call: trampoline `self` called from `up` through ids[0..len). */
+static void learn_call(struct stitch *st, uint64_t self, uint64_t up, uint64_t program,
+                       const u32 *ids, size_t len)
+{
+    uint64_t callee = path_key(self, program);     /* (a table of its own) */
+    uintptr_t first = (uintptr_t)idmap__get(&st->callers, callee);
+    uintptr_t i = learn_link(st, &st->calls, call_key(self, up, program), ids,
+                             (struct link){0, (uint32_t)len, 0, self, up, (uint32_t)first, 0});
+    if (i)
+        idmap__put(&st->callers, callee, (void *)i);
 }
 
 /* Learns what c (of program) shows of its paths:
@@ -227,52 +274,157 @@ static void learn(struct stitch *st, const struct chain *c, int complete, uint64
     for (size_t i = 0; i < c->n_acts; i++) {
         const struct stitch_act *a = &c->acts[i];
         uint64_t q = i + 1 < c->n_acts ? act_path(&c->acts[i + 1]) : 0;
-        if (p && q && a->parent == q)
-            learn_link(st, path_key(p, program), c->ids + a->pos + 1, c->acts[i + 1].pos - a->pos, q);
-        else if (p && i + 1 < c->n_acts && !q)
-            mark_disputed(st, path_key(p, program));
-        else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT)
-            learn_link(st, path_key(p, program), c->ids + a->pos + 1, c->n - a->pos - 1, 0);
+        if (p && q && a->parent == q) {
+            const u32 *between = c->ids + a->pos + 1;
+            size_t len = c->acts[i + 1].pos - a->pos;
+            learn_link(st, &st->paths, path_key(p, program), between,
+                       (struct link){0, (uint32_t)len, q, a->key, c->acts[i + 1].key, 0, 0});
+            learn_call(st, a->key, c->acts[i + 1].key, program, between, len);
+        } else if (p && i + 1 < c->n_acts && !q) {
+            mark_disputed(st, &st->paths, path_key(p, program));
+        } else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT) {
+            learn_link(st, &st->paths, path_key(p, program), c->ids + a->pos + 1,
+                       (struct link){0, (uint32_t)(c->n - a->pos - 1), 0, a->key, 0, 0, 0});
+        }
         p = q;
     }
 }
 
+/* The frames a link stands for: its own; a disputed call link's are
+ * unknown, and the gap frame and its caller's trampoline stand for them. */
+static size_t link_frames(const struct link *l)
+{
+    return l->conflict ? 2 : l->len;
+}
+
+/* Follows link l: 0, or -1 when the stack would grow too long (which
+ * also ends a cycle of links). */
+static int via(struct stitch *st, const struct link *l)
+{
+    if (st->via_frames + link_frames(l) > st->max_frames || st->n_via >= st->max_frames)
+        return -1;
+    GROW(st->via, st->cap_via, st->n_via + 1);
+    st->via[st->n_via++] = (u32)(l - st->links);
+    st->via_frames += link_frames(l);
+    return 0;
+}
+
+/* The call link of callee `self` from caller `up`, or NULL; a disputed one
+ * only when the caller gave a gap frame (and it has frames to keep). */
+static const struct link *call_of(const struct stitch *st, uint64_t self, uint64_t up,
+                                  uint64_t program)
+{
+    uintptr_t i = (uintptr_t)idmap__get(&st->calls, call_key(self, up, program));
+    const struct link *l = i ? &st->links[i - 1] : NULL;
+    return l && (!l->conflict || (st->gap != STITCH_NO_GAP && l->len)) ? l : NULL;
+}
+
+/* The links from a trampoline of path q and key `self` out to the root,
+ * appended to st->via: 0, or -1 (st->via as it was) when some are unknown.
+ * Where no stack showed the path q, the trampoline's caller has the path
+ * pyperfmap_path_unstep(q, self), and the frames between come from a call
+ * link of the two names; a caller whose path no stack showed either is
+ * guessed among the callers seen for that name, at most `guesses` deep,
+ * and only a guess that leads to a path seen (a 64-bit match) is kept. */
+static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program, int guesses)
+{
+    size_t mark = st->n_via, mark_frames = st->via_frames;
+    while (q) {
+        const struct link *l = link_of(st, &st->paths, path_key(q, program));
+        if (!l && idmap__get(&st->paths, path_key(q, program)))
+            break;                              /* disputed */
+        if (l) {
+            if (via(st, l) != 0)
+                break;
+            q = l->next;
+            self = l->up;
+            continue;
+        }
+        uint64_t up_path = pyperfmap_path_unstep(q, self);
+        if (up_path == PYPERFMAP_PATH_ROOT)
+            break;          /* called from the root: no stack showed those frames */
+        const struct link *up = link_of(st, &st->paths, path_key(up_path, program));
+        if (!up && idmap__get(&st->paths, path_key(up_path, program)))
+            break;                              /* disputed */
+        if (up) {
+            const struct link *call = call_of(st, self, up->self, program);
+            if (!call || via(st, call) != 0)
+                break;
+            st->via_calls = 1;
+            st->via_gaps |= call->conflict;
+            q = up_path;
+            self = up->self;
+            continue;
+        }
+        if (!guesses)
+            break;
+        uintptr_t i = (uintptr_t)idmap__get(&st->callers, path_key(self, program));
+        for (; i && st->budget; i = st->links[i - 1].sibling) {
+            const struct link *call = call_of(st, self, st->links[i - 1].up, program);
+            st->budget--;
+            size_t m = st->n_via, mf = st->via_frames;
+            int gaps = st->via_gaps;
+            if (!call || via(st, call) != 0)
+                continue;
+            st->via_calls = 1;
+            st->via_gaps |= call->conflict;
+            if (climb(st, up_path, call->up, program, guesses - 1) == 0)
+                return 0;
+            st->via_gaps = gaps;
+            st->n_via = m;
+            st->via_frames = mf;
+        }
+        break;
+    }
+    if (!q)
+        return 0;
+    st->n_via = mark;
+    st->via_frames = mark_frames;
+    return -1;
+}
+
 /* dst = c's frames up to its outermost trampoline, then what its path was
- * seen to continue with in its program, link by link to the root.  dst may
- * be c.  -1 (dst unchanged) when a link is unknown or disputed, or the
+ * seen to continue with in its program, link by link to the root (climb).
+ * dst may be c.  -1 (dst unchanged) when no way out is known, or the
  * stack would be longer than max_frames. */
 static int complete_by_path(struct stitch *st, struct chain *dst, const struct chain *c,
                             uint64_t program)
 {
     if (!c->n_acts)
         return -1;
-    size_t keep = c->acts[c->n_acts - 1].pos + 1, n = keep;
-    uint64_t start = act_path(&c->acts[c->n_acts - 1]);
+    const struct stitch_act *outer = &c->acts[c->n_acts - 1];
+    uint64_t start = act_path(outer);
+    size_t keep = outer->pos + 1;
     if (!start)
         return -1;
-    /* check the whole way first; the bound on links also ends a cycle */
-    size_t links = 0;
-    for (uint64_t q = start; q; links++) {
-        uintptr_t i = (uintptr_t)idmap__get(&st->paths, path_key(q, program));
-        if (!i || st->links[i - 1].conflict)
-            return -1;
-        n += st->links[i - 1].len;
-        if (n > st->max_frames || links > st->max_frames)
-            return -1;
-        q = st->links[i - 1].next;
+    /* Fewest guesses first: a function imported from 180 modules has as
+     * many callers to try at each level. */
+    st->budget = STITCH_MAX_GUESSES;
+    int found = -1;
+    for (int guesses = 0; found != 0 && guesses <= STITCH_GUESS_DEPTH && st->budget; guesses++) {
+        st->n_via = st->via_frames = 0;
+        st->via_calls = st->via_gaps = 0;
+        found = climb(st, start, outer->key, program, guesses);
     }
+    if (found != 0 || keep + st->via_frames > st->max_frames)
+        return -1;
     if (dst != c)
         chain_set(dst, c->ids, keep, c->acts, c->n_acts);
-    GROW(dst->ids, dst->cap_ids, n);
+    GROW(dst->ids, dst->cap_ids, keep + st->via_frames);
     size_t k = keep;
-    for (uint64_t q = start; q;) {
-        const struct link *l = &st->links[(uintptr_t)idmap__get(&st->paths, path_key(q, program)) - 1];
-        if (l->len)     /* the pool may still be NULL */
+    for (size_t i = 0; i < st->n_via; i++) {
+        const struct link *l = &st->links[st->via[i]];
+        if (l->conflict) {
+            dst->ids[k++] = st->gap;
+            dst->ids[k++] = st->pool[l->off + l->len - 1];
+        } else if (l->len) {    /* the pool may still be NULL */
             memcpy(dst->ids + k, st->pool + l->off, l->len * sizeof(u32));
-        k += l->len;
-        q = l->next;
+            k += l->len;
+        }
     }
     dst->n = k;
+    st->counts.through_calls += st->via_calls;
+    st->counts.with_gap += st->via_gaps;
     return 0;
 }
 
@@ -314,7 +466,9 @@ static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, si
 {
     if (t->n_pend == STITCH_MAX_PENDING) {
         struct chain *old = &t->pend[t->head];
-        st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, 0);
+        int done = complete_by_path(st, old, old, t->program) == 0;
+        st->counts.from_path += done;
+        st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, done);
         t->head = (t->head + 1) % STITCH_MAX_PENDING;
         t->n_pend--;
     }
@@ -354,9 +508,11 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
         st->counts.from_earlier++;
     else if ((found = complete_by_path(st, &st->tmp, &c, program) == 0))
         st->counts.from_path++;
+    if (!found && !payload)
+        return STITCH_TRUNCATED;
+    t = t ? t : thread_state(st, thread);
+    t->program = program;
     if (found) {
-        t = t ? t : thread_state(st, thread);
-        t->program = program;
         settle(st, t, &st->tmp);
         /* the completed stack is now the thread's last complete one */
         struct chain old = t->last;
@@ -366,10 +522,6 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
         *n = t->last.n;
         return STITCH_STITCHED;
     }
-    if (!payload)
-        return STITCH_TRUNCATED;
-    t = t ? t : thread_state(st, thread);
-    t->program = program;
     keep_waiting(st, t, ids, *n, acts, n_acts, payload);
     return STITCH_WAITING;
 }
@@ -406,8 +558,9 @@ void stitch__summary(const struct stitch *st, FILE *f)
     const struct stitch_counts *c = &st->counts;
     fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
             "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
-            " from a later one; %" PRIu64 " through their call path; %" PRIu64
-            " paths disputed)\n",
+            " from a later one; %" PRIu64 " through their call path, %" PRIu64
+            " of them past callers no stack copy showed, %" PRIu64 " with native frames unknown; %"
+            PRIu64 " paths disputed)\n",
             c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
-            c->from_later, c->from_path, c->path_conflicts);
+            c->from_later, c->from_path, c->through_calls, c->with_gap, c->path_conflicts);
 }

@@ -50,6 +50,24 @@
  *   "A program" is the interpreter build (the caller says which): another
  *   one has other native frames between the same Python ones.
  *
+ * CALLERS
+ *   A long call that is always deep (an import of a big package, whose
+ *   own imports nest under it) can hide its callers from every copy taken
+ *   while it runs: 100 samples of one Django import, once, had no
+ *   trampoline of theirs whose caller any stack showed.  A trampoline's
+ *   path and name give its caller's path (the fold is invertible), and
+ *   what lies between them comes from another call of the same two
+ *   functions by name ("call links", learned wherever two trampolines
+ *   meet in a copy, and disputed like paths).  A caller whose path no
+ *   copy showed either is guessed among the callers seen for its callee's
+ *   name, up to STITCH_GUESS_DEPTH in a row; a guess stands only when the
+ *   path it implies is one a stack showed, a 64-bit match, so the Python
+ *   functions are exact and only the native frames between are those of
+ *   another call.  Where calls of the same two functions were seen with
+ *   different native frames between (the adaptive interpreter specializes
+ *   a call site after some runs; `import` and `__import__` reach the same
+ *   function), those frames are not known: one gap frame stands for them.
+ *
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
  *   waiting samples (a longer wait gives up on the oldest, which stays
@@ -58,7 +76,7 @@
  *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
  *   thread that ever had a truncated stack with an activation.  Paths:
  *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
- *   plus 32 per path); later paths are not learned.
+ *   plus 48 per path and per call); later ones are not learned.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
@@ -74,6 +92,9 @@
 
 #define STITCH_MAX_PENDING 64
 #define STITCH_MAX_PATH_FRAMES (16u << 20)
+#define STITCH_GUESS_DEPTH 4        /* callers no copy showed, in a row */
+#define STITCH_MAX_GUESSES 4096     /* callers tried per stack */
+#define STITCH_NO_GAP UINT32_MAX
 
 /* A trampoline frame of a stack and its activation identity. */
 struct stitch_act {
@@ -95,10 +116,13 @@ typedef void (*stitch_emit_fn)(void *ctx, const void *payload, const uint32_t *i
 struct stitch;
 
 /* payload_size: bytes kept per waiting sample; max_frames: the longest
- * stack (a stitch that would be longer is not made).  Never NULL.
+ * stack (a stitch that would be longer is not made); gap: the frame id
+ * that stands for native frames not known (CALLERS), or STITCH_NO_GAP.
+ * Never NULL.
  * __delete accepts NULL; call stitch__finish first to settle waiting
  * samples. */
-struct stitch *stitch__new(size_t payload_size, size_t max_frames, stitch_emit_fn emit, void *ctx);
+struct stitch *stitch__new(size_t payload_size, size_t max_frames, uint32_t gap,
+                           stitch_emit_fn emit, void *ctx);
 void stitch__delete(struct stitch *st);
 
 enum stitch_result {
@@ -139,6 +163,8 @@ struct stitch_counts {
     uint64_t truncated;     /* truncated samples offered */
     uint64_t from_earlier, from_later;  /* through an activation */
     uint64_t from_path;
+    uint64_t through_calls;             /* ...of them past a caller by name (CALLERS) */
+    uint64_t with_gap;                  /* ...of those, with the gap frame */
     uint64_t path_conflicts;            /* paths disputed */
 };
 struct stitch_counts stitch__counts(const struct stitch *st);

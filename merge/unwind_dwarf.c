@@ -138,16 +138,23 @@ static enum unwind_stop read_mapped(struct walk *w, uint64_t addr, unsigned len,
 
 /* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
  * copy (one load in the usual case), else from the file mapped there. */
+/* len bytes at addr from the stack copy alone: 0, or -1 outside it. */
+static inline int read_copy(const struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
+{
+    if (addr < w->lo || w->size < len || addr - w->lo > w->size - len)
+        return -1;
+    if (len == 8)       /* the common case, as one move */
+        memcpy(val, w->stack + (addr - w->lo), 8);
+    else
+        memcpy(val, w->stack + (addr - w->lo), len);
+    return 0;
+}
+
 static inline enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
 {
     *val = 0;
-    if (addr >= w->lo && w->size >= len && addr - w->lo <= w->size - len) {
-        if (len == 8)
-            memcpy(val, w->stack + (addr - w->lo), 8);
-        else
-            memcpy(val, w->stack + (addr - w->lo), len);
+    if (read_copy(w, addr, len, val) == 0)
         return UNWIND_COMPLETE;
-    }
     return read_mapped(w, addr, len, val);
 }
 
@@ -402,10 +409,8 @@ static enum unwind_stop step_fp(struct walk *w)
 {
     uint64_t fp = w->r[CFI_REG_RBP], sp = w->r[CFI_REG_RSP], up, ra;
     if (!reg_known(w, CFI_REG_RBP) || !reg_known(w, CFI_REG_RSP) || fp < sp || fp % 8 ||
-        fp < w->lo || w->size < 16 || fp - w->lo > w->size - 16)
+        read_copy(w, fp, 8, &up) != 0 || read_copy(w, fp + 8, 8, &ra) != 0)
         return UNWIND_NO_CFI;
-    memcpy(&up, w->stack + (fp - w->lo), 8);
-    memcpy(&ra, w->stack + (fp - w->lo) + 8, 8);
     w->r[CFI_REG_RBP] = up;
     w->r[CFI_REG_RSP] = fp + 16;
     w->r[CFI_REG_RA] = ra;

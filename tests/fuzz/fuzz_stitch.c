@@ -33,7 +33,7 @@ static void emit(void *ctx, const void *payload, const uint32_t *ids, size_t n, 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct stitch *st = stitch__new(sizeof(int), MAXF, emit, NULL);
+    struct stitch *st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
     size_t at = 0;
     emitted = waiting = 0;
     while (at + 3 <= size) {

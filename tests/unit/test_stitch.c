@@ -110,7 +110,7 @@ static enum stitch_result offer(struct stitch *st, uint64_t thread, struct sampl
 
 int main(void)
 {
-    struct stitch *st = stitch__new(sizeof(int), MAXF, emit, NULL);
+    struct stitch *st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
     struct sample s;
 
     /* From earlier: the last complete stack holds the truncated sample's
@@ -216,7 +216,7 @@ int main(void)
 
     /* Paths: another thread, another call (no activation in common), the
      * same path: completed from what the complete stack showed. */
-    st = stitch__new(sizeof(int), MAXF, emit, NULL);
+    st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
     s = make_path("rmAxByCz", 0, 1);
     CHECK(offer(st, 1, &s, 1, 0) == STITCH_COMPLETE);
     s = make_path("rmAxByCpDq", 4, 100);        /* "ByCpDq" */
@@ -307,6 +307,47 @@ int main(void)
     CHECK(stitch__counts(st).path_conflicts == disputes + 1);
     s = make_path("rQb", 1, 1800);              /* "Qb" */
     CHECK(offer(st, 16, &s, 0, 0) == STITCH_TRUNCATED);
+
+    /* Callers no copy showed (stitch.h, CALLERS): Y, called from W from V
+     * from G, where G was called from B, a path seen only up to G.  The
+     * copy holds Y alone; W's and V's paths were never seen, so the names
+     * are tried: W as Y's caller (the only one seen), then V as W's, whose
+     * implied caller path is G's under B.  The frames between are those
+     * of the same calls under A.  Without G's path under B: no guess.
+     * (A table of its own: the letters above have other paths.) */
+    stitch__delete(st);
+    st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
+    s = make_path("rAaGgVvWwYy", 0, 2000);
+    CHECK(offer(st, 17, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rAaBbJjVvWwYyLl", 11, 2100);  /* "YyLl": J's path never seen */
+    CHECK(offer(st, 18, &s, 0, 0) == STITCH_TRUNCATED);
+    s = make_path("rAaBbGg", 0, 2200);
+    CHECK(offer(st, 19, &s, 1, 0) == STITCH_COMPLETE);
+    c = stitch__counts(st);
+    s = make_path("rAaBbGgVvWwYyLl", 11, 2300);  /* "YyLl" */
+    CHECK(offer(st, 20, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rAaBbGgVvWwYyLl"));
+    CHECK(stitch__counts(st).through_calls == c.through_calls + 1);
+    CHECK(stitch__counts(st).from_path == c.from_path + 1);
+    /* A call two stacks disagree on (W called from V with x between, where
+     * the first had v): the gap frame stands for what lies between. */
+    s = make_path("rAaGgVxWwYy", 0, 2400);
+    CHECK(offer(st, 21, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rAaBbGgVvWwYyLl", 11, 2500);
+    CHECK(offer(st, 22, &s, 0, 0) == STITCH_STITCHED);
+    CHECK(!strcmp(as_text(&s), "rAaBbGgV?WwYyLl"));
+    CHECK(stitch__counts(st).with_gap == 1);
+    stitch__delete(st);
+    /* ...unless the caller gave no gap frame: then it stays truncated. */
+    st = stitch__new(sizeof(int), MAXF, STITCH_NO_GAP, emit, NULL);
+    s = make_path("rAaGgVvWwYy", 0, 2000);
+    CHECK(offer(st, 17, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rAaGgVxWwYy", 0, 2400);
+    CHECK(offer(st, 21, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rAaBbGg", 0, 2200);
+    CHECK(offer(st, 19, &s, 1, 0) == STITCH_COMPLETE);
+    s = make_path("rAaBbGgVvWwYyLl", 11, 2500);
+    CHECK(offer(st, 22, &s, 0, 0) == STITCH_TRUNCATED);
 
     /* Stacks of builds without paths (parent 0) neither teach nor follow. */
     s = make("rMpNq", (uint64_t[]){1000, 1001});
