@@ -1,6 +1,7 @@
 /*
  * stitch.c - truncated DWARF stacks completed through exact activation
- * matches (see stitch.h for the reasoning).
+ * matches, call paths, and callers by name (see stitch.h for the
+ * reasoning).
  */
 #include "stitch.h"
 
@@ -25,8 +26,9 @@ struct tstate {
     /* Truncated samples waiting for the next complete stack: a ring of
      * STITCH_MAX_PENDING slots, oldest at head; slot buffers are reused. */
     struct chain pend[STITCH_MAX_PENDING];
+    uint64_t pend_program[STITCH_MAX_PENDING];  /* whose paths each follows (an exec
+                                                 * may change it under the same tid) */
     unsigned char *payloads;    /* STITCH_MAX_PENDING * payload_size */
-    uint64_t program;           /* of its last sample with activations */
     size_t head, n_pend;
 };
 
@@ -43,6 +45,13 @@ struct link {
     int conflict;               /* two stacks disagreed: never used */
 };
 
+/* How far a climb (complete_by_path) got: links followed and their frames;
+ * whether some are call links, and some of those disputed (gap frames). */
+struct via_state {
+    size_t n, frames;
+    int calls, gaps;
+};
+
 struct stitch {
     size_t payload_size, max_frames;
     uint32_t gap;               /* stands for native frames two stacks disagree on */
@@ -57,9 +66,11 @@ struct stitch {
     size_t n_links, cap_links;
     u32 *pool;                  /* the links' frames */
     size_t n_pool, cap_pool;
-    u32 *via;                   /* complete_by_path: the links it follows */
-    size_t n_via, cap_via, via_frames, budget;
-    int via_calls, via_gaps;    /* ...some of them call links, some disputed */
+    /* complete_by_path: the links it follows, within via_room frames */
+    u32 *via_links;
+    size_t cap_via, via_room, budget;
+    struct via_state via;
+    int via_cut;                /* a climb ran out of guesses */
     struct stitch_counts counts;
 };
 
@@ -105,7 +116,7 @@ void stitch__delete(struct stitch *st)
     idmap__exit(&st->callers);
     free(st->links);
     free(st->pool);
-    free(st->via);
+    free(st->via_links);
     free(st);
 }
 
@@ -301,11 +312,12 @@ static size_t link_frames(const struct link *l)
  * also ends a cycle of links). */
 static int via(struct stitch *st, const struct link *l)
 {
-    if (st->via_frames + link_frames(l) > st->max_frames || st->n_via >= st->max_frames)
+    if (link_frames(l) > st->via_room - st->via.frames || st->via.n >= st->max_frames)
         return -1;
-    GROW(st->via, st->cap_via, st->n_via + 1);
-    st->via[st->n_via++] = (u32)(l - st->links);
-    st->via_frames += link_frames(l);
+    GROW(st->via_links, st->cap_via, st->via.n + 1);
+    st->via_links[st->via.n++] = (u32)(l - st->links);
+    st->via.frames += link_frames(l);
+    st->via.gaps |= l->conflict;
     return 0;
 }
 
@@ -321,18 +333,17 @@ static const struct link *call_of(const struct stitch *st, uint64_t self, uint64
 
 /* The links from a trampoline of path q and key `self` out to the root,
  * appended to st->via: 0, or -1 (st->via as it was) when some are unknown.
- * Where no stack showed the path q, the trampoline's caller has the path
- * pyperfmap_path_unstep(q, self), and the frames between come from a call
- * link of the two names; a caller whose path no stack showed either is
- * guessed among the callers seen for that name, at most `guesses` deep,
- * and only a guess that leads to a path seen (a 64-bit match) is kept. */
+ * Where no stack showed the path q (or stacks disagreed on it), the
+ * trampoline's caller has the path pyperfmap_path_unstep(q, self), and
+ * the frames between come from a call link of the two names; a caller
+ * whose path no stack showed either is guessed among the callers seen for
+ * that name, at most `guesses` times along the way, and only a guess that
+ * leads to a path seen (a 64-bit match) is kept. */
 static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program, int guesses)
 {
-    size_t mark = st->n_via, mark_frames = st->via_frames;
+    const struct via_state mark = st->via;
     while (q) {
         const struct link *l = link_of(st, &st->paths, path_key(q, program));
-        if (!l && idmap__get(&st->paths, path_key(q, program)))
-            break;                              /* disputed */
         if (l) {
             if (via(st, l) != 0)
                 break;
@@ -344,42 +355,36 @@ static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program,
         if (up_path == PYPERFMAP_PATH_ROOT)
             break;          /* called from the root: no stack showed those frames */
         const struct link *up = link_of(st, &st->paths, path_key(up_path, program));
-        if (!up && idmap__get(&st->paths, path_key(up_path, program)))
-            break;                              /* disputed */
         if (up) {
             const struct link *call = call_of(st, self, up->self, program);
             if (!call || via(st, call) != 0)
                 break;
-            st->via_calls = 1;
-            st->via_gaps |= call->conflict;
+            st->via.calls = 1;
             q = up_path;
             self = up->self;
             continue;
         }
-        if (!guesses)
+        if (!guesses) {
+            st->via_cut = 1;    /* more guesses might have found a way */
             break;
+        }
         uintptr_t i = (uintptr_t)idmap__get(&st->callers, path_key(self, program));
         for (; i && st->budget; i = st->links[i - 1].sibling) {
             const struct link *call = call_of(st, self, st->links[i - 1].up, program);
+            const struct via_state m = st->via;
             st->budget--;
-            size_t m = st->n_via, mf = st->via_frames;
-            int gaps = st->via_gaps;
             if (!call || via(st, call) != 0)
                 continue;
-            st->via_calls = 1;
-            st->via_gaps |= call->conflict;
+            st->via.calls = 1;
             if (climb(st, up_path, call->up, program, guesses - 1) == 0)
                 return 0;
-            st->via_gaps = gaps;
-            st->n_via = m;
-            st->via_frames = mf;
+            st->via = m;
         }
         break;
     }
     if (!q)
         return 0;
-    st->n_via = mark;
-    st->via_frames = mark_frames;
+    st->via = mark;
     return -1;
 }
 
@@ -395,25 +400,29 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     const struct stitch_act *outer = &c->acts[c->n_acts - 1];
     uint64_t start = act_path(outer);
     size_t keep = outer->pos + 1;
-    if (!start)
+    if (!start || keep > st->max_frames)
         return -1;
-    /* Fewest guesses first: a function imported from 180 modules has as
-     * many callers to try at each level. */
+    /* Fewest guesses first (a function imported from 180 modules has as
+     * many callers to try at each level), and no more once a climb ended
+     * for another reason than its guesses. */
     st->budget = STITCH_MAX_GUESSES;
+    st->via_room = st->max_frames - keep;
     int found = -1;
-    for (int guesses = 0; found != 0 && guesses <= STITCH_GUESS_DEPTH && st->budget; guesses++) {
-        st->n_via = st->via_frames = 0;
-        st->via_calls = st->via_gaps = 0;
+    st->via_cut = 1;
+    for (int guesses = 0; found != 0 && st->via_cut && guesses <= STITCH_GUESS_DEPTH && st->budget;
+         guesses++) {
+        st->via = (struct via_state){0, 0, 0, 0};
+        st->via_cut = 0;
         found = climb(st, start, outer->key, program, guesses);
     }
-    if (found != 0 || keep + st->via_frames > st->max_frames)
+    if (found != 0)
         return -1;
     if (dst != c)
         chain_set(dst, c->ids, keep, c->acts, c->n_acts);
-    GROW(dst->ids, dst->cap_ids, keep + st->via_frames);
+    GROW(dst->ids, dst->cap_ids, keep + st->via.frames);
     size_t k = keep;
-    for (size_t i = 0; i < st->n_via; i++) {
-        const struct link *l = &st->links[st->via[i]];
+    for (size_t i = 0; i < st->via.n; i++) {
+        const struct link *l = &st->links[st->via_links[i]];
         if (l->conflict) {
             dst->ids[k++] = st->gap;
             dst->ids[k++] = st->pool[l->off + l->len - 1];
@@ -423,8 +432,8 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
         }
     }
     dst->n = k;
-    st->counts.through_calls += st->via_calls;
-    st->counts.with_gap += st->via_gaps;
+    st->counts.through_calls += st->via.calls;
+    st->counts.with_gap += st->via.gaps;
     return 0;
 }
 
@@ -440,7 +449,7 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
         int done = from && complete_from(st, p, p, from);
         if (done)
             st->counts.from_later++;
-        else if ((done = complete_by_path(st, p, p, t->program) == 0))
+        else if ((done = complete_by_path(st, p, p, t->pend_program[slot]) == 0))
             st->counts.from_path++;
         if (done)
             from = p;
@@ -460,13 +469,14 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
 }
 
 /* Keeps a truncated sample until the next complete stack of t; a full
- * ring first gives up on its oldest. */
-static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, size_t n,
-                         const struct stitch_act *acts, size_t n_acts, const void *payload)
+ * ring first settles its oldest, through paths or left truncated. */
+static void keep_waiting(struct stitch *st, struct tstate *t, uint64_t program, const u32 *ids,
+                         size_t n, const struct stitch_act *acts, size_t n_acts,
+                         const void *payload)
 {
     if (t->n_pend == STITCH_MAX_PENDING) {
         struct chain *old = &t->pend[t->head];
-        int done = complete_by_path(st, old, old, t->program) == 0;
+        int done = complete_by_path(st, old, old, t->pend_program[t->head]) == 0;
         st->counts.from_path += done;
         st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, done);
         t->head = (t->head + 1) % STITCH_MAX_PENDING;
@@ -476,6 +486,7 @@ static void keep_waiting(struct stitch *st, struct tstate *t, const u32 *ids, si
         t->payloads = xmalloc(STITCH_MAX_PENDING * (st->payload_size ? st->payload_size : 1));
     size_t slot = (t->head + t->n_pend++) % STITCH_MAX_PENDING;
     chain_set(&t->pend[slot], ids, n, acts, n_acts);
+    t->pend_program[slot] = program;
     memcpy(t->payloads + slot * st->payload_size, payload, st->payload_size);
 }
 
@@ -491,8 +502,6 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
         if (!t && !n_acts)
             return STITCH_COMPLETE;
         t = t ? t : thread_state(st, thread);
-        if (n_acts)     /* (what waits is of the program that has them) */
-            t->program = program;
         chain_set(&t->last, ids, *n, acts, n_acts);
         learn(st, &t->last, 1, program);
         settle(st, t, &t->last);
@@ -511,7 +520,6 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
     if (!found && !payload)
         return STITCH_TRUNCATED;
     t = t ? t : thread_state(st, thread);
-    t->program = program;
     if (found) {
         settle(st, t, &st->tmp);
         /* the completed stack is now the thread's last complete one */
@@ -522,7 +530,7 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
         *n = t->last.n;
         return STITCH_STITCHED;
     }
-    keep_waiting(st, t, ids, *n, acts, n_acts, payload);
+    keep_waiting(st, t, program, ids, *n, acts, n_acts, payload);
     return STITCH_WAITING;
 }
 
@@ -559,7 +567,8 @@ void stitch__summary(const struct stitch *st, FILE *f)
     fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
             "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
             " from a later one; %" PRIu64 " through their call path, %" PRIu64
-            " of them past callers no stack copy showed, %" PRIu64 " with native frames unknown; %"
+            " of them through other calls of the same functions, %" PRIu64
+            " with native frames unknown; %"
             PRIu64 " paths disputed)\n",
             c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
             c->from_later, c->from_path, c->through_calls, c->with_gap, c->path_conflicts);

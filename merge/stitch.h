@@ -11,7 +11,9 @@
  * call, and all frames outward of it (its callers) are the same in both.
  * A truncated sample whose outermost activation appears in a sample that
  * reaches the root takes that sample's frames outward of the activation.
- * Only that exact match stitches: there is no guessing by names.
+ * That exact match comes first; where none is, call paths (PATHS) and
+ * callers by name (CALLERS) give the same Python functions exactly, and
+ * the native frames between them as another call showed them.
  *
  * WHICH SAMPLE COMPLETES WHICH
  *   Activations nest: while a call runs, so do all its callers.  So the
@@ -43,8 +45,9 @@
  *   the same Python functions, each called from the same function, all the
  *   way out.  The native frames between two of them are those seen; a path
  *   that two stacks continue differently (one function calling another
- *   both directly and through map()) is disputed, and completes nothing
- *   from then on (what it completed before stays).  Paths are folds of
+ *   both directly and through map()) is disputed: its frames are not
+ *   followed from then on (what it completed before stays), and the way
+ *   out goes on past it as past an unseen one (CALLERS).  Paths are folds of
  *   the functions' names (trampoline.h), so one table serves every
  *   process of a program: each of ten short runs completes the others.
  *   "A program" is the interpreter build (the caller says which): another
@@ -57,26 +60,31 @@
  *   trampoline of theirs whose caller any stack showed.  A trampoline's
  *   path and name give its caller's path (the fold is invertible), and
  *   what lies between them comes from another call of the same two
- *   functions by name ("call links", learned wherever two trampolines
- *   meet in a copy, and disputed like paths).  A caller whose path no
- *   copy showed either is guessed among the callers seen for its callee's
- *   name, up to STITCH_GUESS_DEPTH in a row; a guess stands only when the
- *   path it implies is one a stack showed, a 64-bit match, so the Python
- *   functions are exact and only the native frames between are those of
- *   another call.  Where calls of the same two functions were seen with
+ *   functions by name ("call links", learned wherever a copy shows a
+ *   trampoline whose caller's path is the next one out's, and disputed
+ *   like paths).  A caller whose path no copy showed either is guessed
+ *   among the callers seen for its callee's name, at most
+ *   STITCH_GUESS_DEPTH guesses along the way to the root, fewest first;
+ *   a guess stands only when the path it implies is one a stack showed,
+ *   a 64-bit match, so the Python functions are exact and only the native
+ *   frames between are those of another call.  A disputed path is passed
+ *   the same way.  Where calls of the same two functions were seen with
  *   different native frames between (the adaptive interpreter specializes
  *   a call site after some runs; `import` and `__import__` reach the same
  *   function), those frames are not known: one gap frame stands for them.
+ *   The counts name how a sample itself was completed: one completed from
+ *   another through an activation counts there, though what it took may
+ *   have come through paths or callers.
  *
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
- *   waiting samples (a longer wait gives up on the oldest, which stays
- *   truncated); each holds its frame ids, activations and payload.  A
+ *   waiting samples (a longer wait settles the oldest at once, through
+ *   paths or left truncated); each holds its frame ids, activations and payload.  A
  *   thread's buffers are freed when it exits (stitch__thread_exit).  So the
  *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
  *   thread that ever had a truncated stack with an activation.  Paths:
  *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
- *   plus 48 per path and per call); later ones are not learned.
+ *   plus about 72 per path and per call); later ones are not learned.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
@@ -92,8 +100,8 @@
 
 #define STITCH_MAX_PENDING 64
 #define STITCH_MAX_PATH_FRAMES (16u << 20)
-#define STITCH_GUESS_DEPTH 4        /* callers no copy showed, in a row */
-#define STITCH_MAX_GUESSES 4096     /* callers tried per stack */
+#define STITCH_GUESS_DEPTH 4        /* callers guessed on one way out */
+#define STITCH_MAX_GUESSES 4096     /* callers tried per completion by path */
 #define STITCH_NO_GAP UINT32_MAX
 
 /* A trampoline frame of a stack and its activation identity. */

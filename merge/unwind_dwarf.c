@@ -136,8 +136,6 @@ static enum unwind_stop read_mapped(struct walk *w, uint64_t addr, unsigned len,
     return UNWIND_BAD_FRAME;
 }
 
-/* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
- * copy (one load in the usual case), else from the file mapped there. */
 /* len bytes at addr from the stack copy alone: 0, or -1 outside it. */
 static inline int read_copy(const struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
 {
@@ -150,6 +148,8 @@ static inline int read_copy(const struct walk *w, uint64_t addr, unsigned len, u
     return 0;
 }
 
+/* Read LEN (<= 8) bytes at ADDR of the sampled process: from the stack
+ * copy (one load in the usual case), else from the file mapped there. */
 static inline enum unwind_stop read_mem(struct walk *w, uint64_t addr, unsigned len, uint64_t *val)
 {
     *val = 0;

@@ -108,6 +108,24 @@ static enum stitch_result offer(struct stitch *st, uint64_t thread, struct sampl
                           payload ? &payload : NULL);
 }
 
+/* Offers the stack `full` as a complete one, to learn its paths from. */
+static void teach(struct stitch *st, uint64_t thread, const char *full, uint64_t base)
+{
+    struct sample s = make_path(full, 0, base);
+    CHECK(offer(st, thread, &s, 1, 0) == STITCH_COMPLETE);
+}
+
+/* Offers `full` cut `cut` frames short, unable to wait; the result, and
+ * the stack as it came out in `text`. */
+static enum stitch_result try_cut(struct stitch *st, uint64_t thread, const char *full, size_t cut,
+                                  uint64_t base)
+{
+    struct sample s = make_path(full, cut, base);
+    enum stitch_result r = offer(st, thread, &s, 0, 0);
+    as_text(&s);
+    return r;
+}
+
 int main(void)
 {
     struct stitch *st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
@@ -233,15 +251,20 @@ int main(void)
     CHECK(!strcmp(as_text(&s), "rmAxByCpDqEsFt"));
     c = stitch__counts(st);
     CHECK(c.from_path == 3 && c.from_earlier == 0 && c.path_conflicts == 0);
-    /* A path continued two ways (G's caller B, with x or with w between
-     * them) is disputed: it completes nothing. */
+    /* A path continued two ways (G's caller B, with y or with w between
+     * them) is disputed: its frames are not followed.  The call of G from
+     * B is disputed with it, so the gap frame stands for them. */
     s = make_path("rmAxByGz", 0, 400);
     CHECK(offer(st, 6, &s, 1, 0) == STITCH_COMPLETE);
     s = make_path("rmAxBwGz", 0, 500);
     CHECK(offer(st, 6, &s, 1, 0) == STITCH_COMPLETE);
     s = make_path("rmAxByGzHu", 6, 600);        /* "GzHu" */
+    CHECK(offer(st, 7, &s, 0, 0) == STITCH_STITCHED && !strcmp(as_text(&s), "rmAxB?GzHu"));
+    CHECK(stitch__counts(st).path_conflicts == 1 && stitch__counts(st).with_gap == 1);
+    /* A caller never seen with its callee (K called from B) completes
+     * nothing, though B's path is known. */
+    s = make_path("rmAxByKkHu", 6, 650);        /* "KkHu" */
     CHECK(offer(st, 7, &s, 0, 0) == STITCH_TRUNCATED);
-    CHECK(stitch__counts(st).path_conflicts == 1);
     /* A caller that is not the next trampoline out (a greenlet switched
      * stacks under the hook) teaches nothing: here K claims Z's path as
      * its caller's while J is out of it.  Had it taught, the sample below,
@@ -256,14 +279,14 @@ int main(void)
     CHECK(offer(st, 8, &s, 1, 0) == STITCH_COMPLETE);
     s = make_path("rZpKqLv", 3, 800);
     CHECK(offer(st, 9, &s, 0, 0) == STITCH_STITCHED && !strcmp(as_text(&s), "rZpKqLv"));
-    /* A thread's exit settles what waits (through a path here: "GzHu" is
-     * disputed, "DqEs" is not) and frees its state, which a new thread of
-     * the same id starts afresh. */
+    /* A thread's exit settles what waits (through a path here: "KkHu" has
+     * none, "DqEs" has) and frees its state, which a new thread of the
+     * same id starts afresh. */
     n_got = 0;
     s = make_path("rmAxByCpDqEsFt", 8, 1100);   /* "DqEsFt", but from a new call: */
     s.acts[0].id = s.acts[1].id = 7777;         /* no activation matches */
     CHECK(offer(st, 12, &s, 0, 1201) == STITCH_STITCHED);
-    s = make_path("rmAxByGzHu", 6, 1200);       /* "GzHu": waits */
+    s = make_path("rmAxByKkHu", 6, 1200);       /* "KkHu": waits */
     CHECK(offer(st, 12, &s, 0, 1202) == STITCH_WAITING);
     stitch__thread_exit(st, 12);
     CHECK(n_got == 1 && got[0].payload == 1202 && !got[0].complete);
@@ -272,7 +295,7 @@ int main(void)
     CHECK(n_got == 1);
     s = make_path("rmAxByCpDqEsFt", 10, 1300);  /* "EsFt" */
     CHECK(offer(st, 12, &s, 0, 1203) == STITCH_STITCHED && !strcmp(as_text(&s), "rmAxByCpDqEsFt"));
-    s = make_path("rmAxByGzHu", 6, 1400);
+    s = make_path("rmAxByKkHu", 6, 1400);
     CHECK(offer(st, 12, &s, 0, 1204) == STITCH_WAITING);
     stitch__finish(st);
     CHECK(n_got == 2 && got[1].payload == 1204 && !got[1].complete);
@@ -317,37 +340,73 @@ int main(void)
      * (A table of its own: the letters above have other paths.) */
     stitch__delete(st);
     st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
-    s = make_path("rAaGgVvWwYy", 0, 2000);
-    CHECK(offer(st, 17, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rAaBbJjVvWwYyLl", 11, 2100);  /* "YyLl": J's path never seen */
-    CHECK(offer(st, 18, &s, 0, 0) == STITCH_TRUNCATED);
-    s = make_path("rAaBbGg", 0, 2200);
-    CHECK(offer(st, 19, &s, 1, 0) == STITCH_COMPLETE);
+    teach(st, 17, "rAaGgVvWwYy", 2000);
+    /* "YyLl": J's path never seen */
+    CHECK(try_cut(st, 18, "rAaBbJjVvWwYyLl", 11, 2100) == STITCH_TRUNCATED);
+    teach(st, 19, "rAaBbGg", 2200);
     c = stitch__counts(st);
-    s = make_path("rAaBbGgVvWwYyLl", 11, 2300);  /* "YyLl" */
-    CHECK(offer(st, 20, &s, 0, 0) == STITCH_STITCHED);
-    CHECK(!strcmp(as_text(&s), "rAaBbGgVvWwYyLl"));
+    /* "YyLl" */
+    CHECK(try_cut(st, 20, "rAaBbGgVvWwYyLl", 11, 2300) == STITCH_STITCHED);
+    CHECK(!strcmp(text, "rAaBbGgVvWwYyLl"));
     CHECK(stitch__counts(st).through_calls == c.through_calls + 1);
     CHECK(stitch__counts(st).from_path == c.from_path + 1);
     /* A call two stacks disagree on (W called from V with x between, where
      * the first had v): the gap frame stands for what lies between. */
-    s = make_path("rAaGgVxWwYy", 0, 2400);
-    CHECK(offer(st, 21, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rAaBbGgVvWwYyLl", 11, 2500);
-    CHECK(offer(st, 22, &s, 0, 0) == STITCH_STITCHED);
-    CHECK(!strcmp(as_text(&s), "rAaBbGgV?WwYyLl"));
+    teach(st, 21, "rAaGgVxWwYy", 2400);
+    CHECK(try_cut(st, 22, "rAaBbGgVvWwYyLl", 11, 2500) == STITCH_STITCHED);
+    CHECK(!strcmp(text, "rAaBbGgV?WwYyLl"));
     CHECK(stitch__counts(st).with_gap == 1);
     stitch__delete(st);
     /* ...unless the caller gave no gap frame: then it stays truncated. */
     st = stitch__new(sizeof(int), MAXF, STITCH_NO_GAP, emit, NULL);
-    s = make_path("rAaGgVvWwYy", 0, 2000);
-    CHECK(offer(st, 17, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rAaGgVxWwYy", 0, 2400);
-    CHECK(offer(st, 21, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rAaBbGg", 0, 2200);
-    CHECK(offer(st, 19, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rAaBbGgVvWwYyLl", 11, 2500);
-    CHECK(offer(st, 22, &s, 0, 0) == STITCH_TRUNCATED);
+    teach(st, 17, "rAaGgVvWwYy", 2000);
+    teach(st, 21, "rAaGgVxWwYy", 2400);
+    teach(st, 19, "rAaBbGg", 2200);
+    CHECK(try_cut(st, 22, "rAaBbGgVvWwYyLl", 11, 2500) == STITCH_TRUNCATED);
+    stitch__delete(st);
+
+    /* Guesses, fewest first: Y was also seen called from X (tried first,
+     * the newest), which leads nowhere and is taken back; four callers in
+     * a row never seen with their paths are found, five are not; a
+     * trampoline called from the root has no frames to guess. */
+    st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', emit, NULL);
+    teach(st, 17, "rAaGgVvWwYy", 2000);
+    teach(st, 19, "rAaBbGg", 2200);
+    teach(st, 19, "rAaXxYy", 2250);
+    CHECK(try_cut(st, 20, "rAaBbGgVvWwYyLl", 11, 2300) == STITCH_STITCHED);
+    CHECK(!strcmp(text, "rAaBbGgVvWwYyLl"));
+    /* calls of D..I, under A */
+    teach(st, 30, "rAaCcDdEeFfHhIi", 2600);
+    /* C's path under B */
+    teach(st, 31, "rAaBbCc", 2700);
+    /* "IiKk": H F E D unseen */
+    CHECK(try_cut(st, 32, "rAaBbCcDdEeFfHhIiKk", 15, 2800) == STITCH_STITCHED);
+    CHECK(!strcmp(text, "rAaBbCcDdEeFfHhIiKk"));
+    /* C called from N */
+    teach(st, 33, "rAaNnCc", 2900);
+    /* N's path under B */
+    teach(st, 33, "rAaBbNn", 3000);
+    /* "IiKk": H F E D C unseen */
+    CHECK(try_cut(st, 34, "rAaBbNnCcDdEeFfHhIiKk", 17, 3100) == STITCH_TRUNCATED);
+    /* O called from A */
+    teach(st, 35, "rAaOo", 3200);
+    /* "OoKk": O called from the root */
+    CHECK(try_cut(st, 36, "rOoKk", 1, 3300) == STITCH_TRUNCATED);
+    /* A full ring settles its oldest through the paths known by then:
+     * "QqKk" waits while Q's path under A is unknown, then another thread
+     * shows it. */
+    n_got = 0;
+    s = make_path("rAaQqKk", 3, 3400);
+    CHECK(offer(st, 37, &s, 0, 3400) == STITCH_WAITING);
+    for (int i = 1; i < STITCH_MAX_PENDING; i++) {
+        s = make_path("rOoKk", 1, 3500 + 10 * (uint64_t)i);
+        CHECK(offer(st, 37, &s, 0, 3500 + i) == STITCH_WAITING);
+    }
+    teach(st, 38, "rAaQq", 4200);
+    CHECK(n_got == 0);
+    s = make_path("rOoKk", 1, 4300);
+    CHECK(offer(st, 37, &s, 0, 4300) == STITCH_WAITING);
+    CHECK(n_got == 1 && got[0].payload == 3400 && got[0].complete && !strcmp(got[0].stack, "rAaQqKk"));
 
     /* Stacks of builds without paths (parent 0) neither teach nor follow. */
     s = make("rMpNq", (uint64_t[]){1000, 1001});
