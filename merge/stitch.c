@@ -41,12 +41,20 @@ struct link {
     uint32_t off, len;          /* the frames: pool[off..off+len) */
     uint64_t next;
     uint64_t self, up;          /* the keys of the two trampolines (up 0: the root) */
+    uint32_t frame;             /* the inner trampoline's own frame */
     uint32_t sibling;           /* call links: 1 + the next of the same callee, or 0 */
     int conflict;               /* two stacks disagreed: never used */
 };
 
+/* A link followed on the way out; unknown: only the trampoline it starts
+ * from (its frame), behind a gap frame, for a call no stack showed. */
+struct via_step {
+    uint32_t link;
+    int unknown;
+};
+
 /* How far a climb (complete_by_path) got: links followed and their frames;
- * whether some are call links, and some of those disputed (gap frames). */
+ * whether it went past callers by name, and with gap frames. */
 struct via_state {
     size_t n, frames;
     int calls, gaps;
@@ -67,7 +75,7 @@ struct stitch {
     u32 *pool;                  /* the links' frames */
     size_t n_pool, cap_pool;
     /* complete_by_path: the links it follows, within via_room frames */
-    u32 *via_links;
+    struct via_step *via_steps;
     size_t cap_via, via_room, budget;
     struct via_state via;
     int via_cut;                /* a climb ran out of guesses */
@@ -116,7 +124,7 @@ void stitch__delete(struct stitch *st)
     idmap__exit(&st->callers);
     free(st->links);
     free(st->pool);
-    free(st->via_links);
+    free(st->via_steps);
     free(st);
 }
 
@@ -231,7 +239,7 @@ static void mark_disputed(struct stitch *st, struct idmap *table, uint64_t key)
     if (i)
         st->links[i - 1].conflict = 1;
     else
-        add_link(st, table, key, (struct link){0, 0, 0, 0, 0, 0, 1});
+        add_link(st, table, key, (struct link){.conflict = 1});
 }
 
 /* Learns that l's frames (pool offset unset) follow key's trampoline;
@@ -265,7 +273,8 @@ static void learn_call(struct stitch *st, uint64_t self, uint64_t up, uint64_t p
     uint64_t callee = path_key(self, program);     /* (a table of its own) */
     uintptr_t first = (uintptr_t)idmap__get(&st->callers, callee);
     uintptr_t i = learn_link(st, &st->calls, call_key(self, up, program), ids,
-                             (struct link){0, (uint32_t)len, 0, self, up, (uint32_t)first, 0});
+                             (struct link){.len = (uint32_t)len, .self = self, .up = up,
+                                           .sibling = (uint32_t)first});
     if (i)
         idmap__put(&st->callers, callee, (void *)i);
 }
@@ -289,53 +298,54 @@ static void learn(struct stitch *st, const struct chain *c, int complete, uint64
             const u32 *between = c->ids + a->pos + 1;
             size_t len = c->acts[i + 1].pos - a->pos;
             learn_link(st, &st->paths, path_key(p, program), between,
-                       (struct link){0, (uint32_t)len, q, a->key, c->acts[i + 1].key, 0, 0});
+                       (struct link){.len = (uint32_t)len, .next = q, .self = a->key,
+                                     .up = c->acts[i + 1].key, .frame = c->ids[a->pos]});
             learn_call(st, a->key, c->acts[i + 1].key, program, between, len);
         } else if (p && i + 1 < c->n_acts && !q) {
             mark_disputed(st, &st->paths, path_key(p, program));
         } else if (p && i + 1 == c->n_acts && complete && a->parent == PYPERFMAP_PATH_ROOT) {
             learn_link(st, &st->paths, path_key(p, program), c->ids + a->pos + 1,
-                       (struct link){0, (uint32_t)(c->n - a->pos - 1), 0, a->key, 0, 0, 0});
+                       (struct link){.len = (uint32_t)(c->n - a->pos - 1), .self = a->key,
+                                     .frame = c->ids[a->pos]});
         }
         p = q;
     }
 }
 
-/* The frames a link stands for: its own; a disputed call link's are
- * unknown, and the gap frame and its caller's trampoline stand for them. */
-static size_t link_frames(const struct link *l)
+/* Follows link l (unknown: see struct via_step): 0, or -1 when the
+ * stack would grow too long (which also ends a cycle of links) or gap
+ * frames are off.  Frames that are not known, of a disputed call link or
+ * an unknown call, are two: the gap frame and the caller's trampoline. */
+static int via(struct stitch *st, const struct link *l, int unknown)
 {
-    return l->conflict ? 2 : l->len;
-}
-
-/* Follows link l: 0, or -1 when the stack would grow too long (which
- * also ends a cycle of links). */
-static int via(struct stitch *st, const struct link *l)
-{
-    if (link_frames(l) > st->via_room - st->via.frames || st->via.n >= st->max_frames)
+    int gap = unknown || l->conflict;
+    size_t frames = gap ? 2 : l->len;
+    if ((gap && st->gap == STITCH_NO_GAP) || frames > st->via_room - st->via.frames
+        || st->via.n >= st->max_frames)
         return -1;
-    GROW(st->via_links, st->cap_via, st->via.n + 1);
-    st->via_links[st->via.n++] = (u32)(l - st->links);
-    st->via.frames += link_frames(l);
-    st->via.gaps |= l->conflict;
+    GROW(st->via_steps, st->cap_via, st->via.n + 1);
+    st->via_steps[st->via.n++] = (struct via_step){(uint32_t)(l - st->links), unknown};
+    st->via.frames += frames;
+    st->via.gaps |= gap;
     return 0;
 }
 
 /* The call link of callee `self` from caller `up`, or NULL; a disputed one
- * only when the caller gave a gap frame (and it has frames to keep). */
+ * only when it has its caller's trampoline to keep. */
 static const struct link *call_of(const struct stitch *st, uint64_t self, uint64_t up,
                                   uint64_t program)
 {
     uintptr_t i = (uintptr_t)idmap__get(&st->calls, call_key(self, up, program));
     const struct link *l = i ? &st->links[i - 1] : NULL;
-    return l && (!l->conflict || (st->gap != STITCH_NO_GAP && l->len)) ? l : NULL;
+    return l && (!l->conflict || l->len) ? l : NULL;
 }
 
 /* The links from a trampoline of path q and key `self` out to the root,
  * appended to st->via: 0, or -1 (st->via as it was) when some are unknown.
  * Where no stack showed the path q (or stacks disagreed on it), the
  * trampoline's caller has the path pyperfmap_path_unstep(q, self), and
- * the frames between come from a call link of the two names; a caller
+ * the frames between come from a call link of the two names (none seen:
+ * they are unknown, and the gap frame stands for them); a caller
  * whose path no stack showed either is guessed among the callers seen for
  * that name, at most `guesses` times along the way, and only a guess that
  * leads to a path seen (a 64-bit match) is kept. */
@@ -345,7 +355,7 @@ static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program,
     while (q) {
         const struct link *l = link_of(st, &st->paths, path_key(q, program));
         if (l) {
-            if (via(st, l) != 0)
+            if (via(st, l, 0) != 0)
                 break;
             q = l->next;
             self = l->up;
@@ -356,8 +366,9 @@ static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program,
             break;          /* called from the root: no stack showed those frames */
         const struct link *up = link_of(st, &st->paths, path_key(up_path, program));
         if (up) {
+            /* The caller is known; only the frames between may not be. */
             const struct link *call = call_of(st, self, up->self, program);
-            if (!call || via(st, call) != 0)
+            if (call ? via(st, call, 0) != 0 : via(st, up, 1) != 0)
                 break;
             st->via.calls = 1;
             q = up_path;
@@ -373,7 +384,7 @@ static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program,
             const struct link *call = call_of(st, self, st->links[i - 1].up, program);
             const struct via_state m = st->via;
             st->budget--;
-            if (!call || via(st, call) != 0)
+            if (!call || via(st, call, 0) != 0)
                 continue;
             st->via.calls = 1;
             if (climb(st, up_path, call->up, program, guesses - 1) == 0)
@@ -422,8 +433,11 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     GROW(dst->ids, dst->cap_ids, keep + st->via.frames);
     size_t k = keep;
     for (size_t i = 0; i < st->via.n; i++) {
-        const struct link *l = &st->links[st->via_links[i]];
-        if (l->conflict) {
+        const struct link *l = &st->links[st->via_steps[i].link];
+        if (st->via_steps[i].unknown) {
+            dst->ids[k++] = st->gap;
+            dst->ids[k++] = l->frame;
+        } else if (l->conflict) {
             dst->ids[k++] = st->gap;
             dst->ids[k++] = st->pool[l->off + l->len - 1];
         } else if (l->len) {    /* the pool may still be NULL */
@@ -567,7 +581,7 @@ void stitch__summary(const struct stitch *st, FILE *f)
     fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
             "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
             " from a later one; %" PRIu64 " through their call path, %" PRIu64
-            " of them through other calls of the same functions, %" PRIu64
+            " of them past callers by name, %" PRIu64
             " with native frames unknown; %"
             PRIu64 " paths disputed)\n",
             c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,

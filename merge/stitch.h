@@ -71,7 +71,10 @@
  *   the same way.  Where calls of the same two functions were seen with
  *   different native frames between (the adaptive interpreter specializes
  *   a call site after some runs; `import` and `__import__` reach the same
- *   function), those frames are not known: one gap frame stands for them.
+ *   function), or never seen at all while the caller's path was (a
+ *   module's body calls `_find_and_load` for each of its imports, and
+ *   each such call may be seen only from inside), those frames are not
+ *   known: one gap frame stands for them.
  *   The counts name how a sample itself was completed: one completed from
  *   another through an activation counts there, though what it took may
  *   have come through paths or callers.
@@ -81,10 +84,10 @@
  *   waiting samples (a longer wait settles the oldest at once, through
  *   paths or left truncated); each holds its frame ids, activations and payload.  A
  *   thread's buffers are freed when it exits (stitch__thread_exit).  So the
- *   worst case is about STITCH_MAX_PENDING * (4 + 24) * max_frames bytes per
+ *   worst case is about STITCH_MAX_PENDING * (4 + 40) * max_frames bytes per
  *   thread that ever had a truncated stack with an activation.  Paths:
  *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
- *   plus about 72 per path and per call); later ones are not learned.
+ *   plus about 80 per path and per call); later ones are not learned.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
