@@ -636,6 +636,11 @@ static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
         load_kernel(sy);
     if (sy->kernel_hidden)
         return symbols__named(sy, "[kernel]", FRAME_KERNEL);
+    /* perf's kernel map starts at _text, and below it no map is found: a
+     * user stack's stray word equal to PERF_CONTEXT_KERNEL makes the next
+     * one a "kernel" frame, and perf names it [unknown], not the kernel. */
+    if (sy->kernel_text && addr - sy->kernel_shift < sy->kernel_text)
+        return sy->unknown_user;
     const struct sym *s = symtab__find(&sy->kernel, addr - sy->kernel_shift);
     if (!s)
         return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL, 0);
