@@ -50,10 +50,10 @@ def pymerge(*args):
     return r
 
 
-def folded(data):
+def folded(data, *opts):
     """{frames (root first, process name dropped): samples} of the python view."""
     out = {}
-    for line in pymerge("--view", "python", "--weight", "samples", data).stdout.splitlines():
+    for line in pymerge("--view", "python", "--weight", "samples", *opts, data).stdout.splitlines():
         stack, _, n = line.rpartition(" ")
         frames = tuple(stack.split(";")[1:])
         out[frames] = out.get(frames, 0) + int(n)
@@ -90,6 +90,8 @@ class FramePointerPython(unittest.TestCase):
         cls.dwarf = record(os.path.join(cls.dir, "dwarf"), FP_PYTHON, "--dwarf")
         cls.fp_stacks = folded(cls.fp)
         cls.dwarf_stacks = folded(cls.dwarf)
+        cls.fp_python = folded(cls.fp, "--no-native-leaf")
+        cls.dwarf_python = folded(cls.dwarf, "--no-native-leaf")
 
     @classmethod
     def tearDownClass(cls):
@@ -120,11 +122,28 @@ class FramePointerPython(unittest.TestCase):
                          [s for s in in_leaf if s[:len(chain)] != chain][:5])
 
     def test_shares_agree_with_dwarf(self):
+        """The two recordings are two runs, so a native leaf's share is the
+        run's own: how long malloc or an int addition took there.  Measured
+        on 7 pairs, quiet and beside two busy loops, the worst native leaf
+        differed by 1.5-3.3 points, and by 5.6 in a CI run beside another
+        CI's fuzzers; the worst Python function by 0.13-0.57.  So Python
+        functions, what the unwinding decides, must agree within 2 points,
+        and native leaves (still found under Python frames) within 10."""
+        def check(fp, dwarf, within, frames):
+            for f in sorted(frames):
+                a, b = fp.get(f, 0.0), dwarf.get(f, 0.0)
+                if max(a, b) >= 2.0:
+                    self.assertLess(abs(a - b), within,
+                                    "%s: %.1f%% with -g, %.1f%% with DWARF" % (f, a, b))
+
+        fp, dwarf = shares(self.fp_python), shares(self.dwarf_python)
+        check(fp, dwarf, 2.0, set(fp) | set(dwarf))
+        self.assertGreater(fp["leaf (nest.py)"], 95.0)
+        python = set(fp) | set(dwarf)
         fp, dwarf = shares(self.fp_stacks), shares(self.dwarf_stacks)
-        for f in sorted(set(fp) | set(dwarf)):
-            a, b = fp.get(f, 0.0), dwarf.get(f, 0.0)
-            if max(a, b) >= 2.0:
-                self.assertLess(abs(a - b), 5.0, "%s: %.1f%% with -g, %.1f%% with DWARF" % (f, a, b))
+        native = (set(fp) | set(dwarf)) - python
+        self.assertTrue(any(fp.get(f, 0) >= 2.0 for f in native), fp)
+        check(fp, dwarf, 10.0, native)
         self.assertGreater(fp["leaf (nest.py)"], 80.0)
 
     def test_no_frame_pointer_warning(self):
