@@ -36,19 +36,14 @@ size_t unwind_fp(const struct pd_sample *s, uint16_t misc, struct uframe *out, s
             case (uint64_t)PERF_CONTEXT_USER:
                 mode = PERF_RECORD_MISC_USER;
                 break;
-            case (uint64_t)PERF_CONTEXT_GUEST:
-            case (uint64_t)PERF_CONTEXT_GUEST_KERNEL:
-                mode = PERF_RECORD_MISC_GUEST_KERNEL;
-                break;
-            case (uint64_t)PERF_CONTEXT_GUEST_USER:
-                mode = PERF_RECORD_MISC_GUEST_USER;
-                break;
             default:
-                /* Not a context: a corrupt chain (the kernel's walk of a
-                 * user stack can store a stray word such as -1). perf
-                 * discards the whole chain, kernel part too, and so do we:
-                 * keeping the frames before it made `pymerge` and `perf
-                 * script` disagree on such samples. */
+                /* Not a context the kernel puts in a chain (guest ones are
+                 * never there: it does not walk a guest's stack): a
+                 * corrupt chain, as the kernel's walk of a user stack
+                 * stores stray words such as -1 or -2048. perf discards
+                 * the whole chain, kernel part too, and so do we: keeping
+                 * the frames before it made `pymerge` and `perf script`
+                 * disagree on such samples. */
                 return 0;
             }
             first = 1;

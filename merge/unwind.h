@@ -2,7 +2,7 @@
  * unwind.h - a sample's code addresses, leaf first.
  *
  * Frame-pointer callchains come from the kernel with context markers
- * (PERF_CONTEXT_KERNEL, _USER, _GUEST...) between the parts; each part
+ * (PERF_CONTEXT_KERNEL, _USER, _HV) between the parts; each part
  * starts with the exact address where that context was interrupted, and
  * the rest are return addresses.  DWARF unwinding (unwind_dwarf.h) fills
  * the same struct for the user part.
@@ -25,7 +25,7 @@ struct tramp_ids {
 struct uframe {
     uint64_t addr;
     uint8_t kernel;         /* kernel (or hypervisor) code */
-    uint8_t guest;          /* code of a virtual machine guest: not resolvable */
+    uint8_t guest;          /* a guest's sample (perf kvm): not resolvable */
     uint8_t is_return;      /* a return address: symbolize addr - 1 */
     struct tramp_ids ids;   /* a pyperfmap trampoline's, from a DWARF stack copy */
 };

@@ -106,15 +106,17 @@ class GoldenTest(unittest.TestCase):
                       [prog, '100000000'] + list(args), '-e', 'cpu-clock', '-F', '2999', '-g')
 
     def test_corrupt_chain_dropped_whole(self):
-        """A chain with -1 after its leaf: perf shows no frame at all,
+        """A chain with -1 after its leaf, or PERF_CONTEXT_GUEST (a context
+        the kernel never puts in a chain): perf shows no frame at all,
         kernel ones included, and neither may pymerge (it kept the frames
         before the bad entry, and CPython 3.13's golden test failed on such
         a sample about one run in five)."""
-        data = self.record_badchain()
-        want = parse_folded(golden(data))
-        # perf's output has the frameless stack, so the case is exercised
-        self.assertGreater(want.get('badchain', 0), 0.5 * total(want), want)
-        self.assertEqual(parse_folded(pymerge('--view', 'native', data).stdout), want)
+        for word in ('-1', 'guest'):
+            data = self.record_badchain(*(('guest',) if word == 'guest' else ()))
+            want = parse_folded(golden(data))
+            # perf's output has the frameless stack, so the case is exercised
+            self.assertGreater(want.get('badchain', 0), 0.5 * total(want), (word, want))
+            self.assertEqual(parse_folded(pymerge('--view', 'native', data).stdout), want, word)
 
     def test_context_word_in_user_stack(self):
         """A chain with PERF_CONTEXT_KERNEL after its leaf, then a user

@@ -47,9 +47,13 @@ int main(void)
     CHECK(f[0].kernel);
     CHECK(unwind(NULL, 0, 0x403000, PERF_RECORD_MISC_USER, f, 0) == 0);
 
-    /* guest contexts are marked, never resolved as host code */
-    const uint64_t guest[] = {(uint64_t)PERF_CONTEXT_GUEST_USER, 0x401000};
-    CHECK(unwind(guest, 2, 0, PERF_RECORD_MISC_USER, f, 8) == 1);
+    /* a guest context in a chain is a stray word too (the kernel walks no
+     * guest stack, and perf takes it for corruption) */
+    const uint64_t guest[] = {U, 0x401000, (uint64_t)PERF_CONTEXT_GUEST_USER, 0x402000};
+    CHECK(unwind(guest, 4, 0, PERF_RECORD_MISC_USER, f, 8) == 0);
+
+    /* a guest's sample without a chain is marked, never resolved as host code */
+    CHECK(unwind(NULL, 0, 0x401000, PERF_RECORD_MISC_GUEST_USER, f, 8) == 1);
     CHECK(f[0].guest && !f[0].kernel);
     return 0;
 }

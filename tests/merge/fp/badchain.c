@@ -4,7 +4,8 @@
  * spin() builds a frame record {0, -1} on its stack and points %rbp at it
  * while it runs, so the chain holds -1 after the sampled ip: an entry above
  * PERF_CONTEXT_MAX that names no context.  perf discards such a chain
- * whole, kernel frames too.
+ * whole, kernel frames too.  `badchain N guest` stores PERF_CONTEXT_GUEST
+ * (-2048) instead, which perf takes for corruption too.
  *
  * spin_context() (`badchain N context`) builds {&next, PERF_CONTEXT_KERNEL}
  * and next = {0, its own address}: the chain switches to kernel mode, and
@@ -13,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void spin(unsigned long n);
+void spin(unsigned long n, unsigned long word);
 __asm__(".text\n"
         ".globl spin\n"
         ".type spin, @function\n"
         "spin:\n"
         "    push %rbp\n"
-        "    push $-1\n"
+        "    push %rsi\n"
         "    push $0\n"
         "    mov %rsp, %rbp\n"
         "1:  dec %rdi\n"
@@ -55,6 +56,6 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[2], "context") == 0)
         spin_context(n);
     else
-        spin(n);
+        spin(n, argc > 2 && strcmp(argv[2], "guest") == 0 ? (unsigned long)-2048 : (unsigned long)-1);
     return 0;
 }
