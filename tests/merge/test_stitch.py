@@ -252,8 +252,16 @@ class RealPrograms(Stitching):
         loop = 'for i in 1 2 3 4 5 6 7 8 9 10; do "$0" -m pyperfmap -c "import numpy" || exit 1; done'
         return ['sh', '-c', loop, PYTHON]
 
+    # The plain hook at the default copy completes only through activations:
+    # a sample of a request none of whose samples reached out of it stays
+    # truncated.  Measured on this machine kind beside another CI run:
+    # Django 98.0-98.4% complete (worst gap 2.3 points), 96.4-98.1% under the
+    # sanitizers (3.5 points), numpy 97.97%; quiet runs met 98% and 2 points.
+    # Paths (the tests below, 16 KiB) hold 98% and 3 points loaded.
+    PLAIN = dict(least=0.94, most=0.05)
+
     def test_django(self):
-        self.check_program('django', self.django())
+        self.check_program('django', self.django(), **self.PLAIN)
 
     def test_django_paths(self):
         # 0.9-1.7 points measured; a CI machine loaded enough to make perf
@@ -262,7 +270,7 @@ class RealPrograms(Stitching):
         self.check_program('django', self.django(), SMALL, paths=True, most=0.03)
 
     def test_numpy(self):
-        self.check_program('numpy', self.numpy())
+        self.check_program('numpy', self.numpy(), **self.PLAIN)
 
     def test_numpy_paths(self):
         # Ten processes: each completes the others' stacks through the
