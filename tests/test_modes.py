@@ -34,21 +34,21 @@ CHROMIUM = shutil.which("chromium")
 APP_PAGE = """<!DOCTYPE html><html><body><pre id="result">not loaded</pre>
 <iframe id="app" src="index.html#profileURL=%s" width="1200" height="800"></iframe>
 <script>
-var tries = 0, switched = 0;
+var tries = 0, switched = false, waited = 0;
 function poll() {
   var d = document.getElementById('app').contentDocument, w = d && d.defaultView;
   var text = d && d.body ? d.body.innerText : '';
-  if (w && !switched && tries && text.indexOf('Sandwich') >= 0 && d.title.indexOf('speedscope') >= 0
+  if (w && !switched && text.indexOf('Sandwich') >= 0 && d.title.indexOf('speedscope') >= 0
       && d.title.indexOf(' - ') >= 0) {
     [].slice.call(d.querySelectorAll('div')).forEach(function (e) {
       if (e.children.length <= 1 && /^\\S*Sandwich$/.test(e.textContent)) e.click();
     });
     w.dispatchEvent(new w.KeyboardEvent('keydown', {key: '3', bubbles: true}));
-    switched = tries;
+    switched = true;
   }
   /* CI on 6585ea9 once saw the table's header and no rows for 60 s: the
    * list sizes itself from its box, so ask it to measure again */
-  if (switched && (tries - switched) %% 10 == 9) {
+  if (switched && ++waited %% 10 == 0) {
     w.dispatchEvent(new w.Event('resize'));
     w.dispatchEvent(new w.KeyboardEvent('keydown', {key: '3', bubbles: true}));
   }
