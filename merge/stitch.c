@@ -79,6 +79,12 @@ struct stitch {
     size_t cap_via, via_room, budget;
     struct via_state via;
     int via_cut;                /* a climb ran out of guesses */
+    /* Samples nothing completed while their thread ran, retried by
+     * stitch__finish (stitch.h, AT THE END) */
+    struct chain *late;
+    uint64_t *late_program;
+    unsigned char *late_payloads;
+    size_t n_late, cap_late, late_frames;
     struct stitch_counts counts;
 };
 
@@ -125,6 +131,11 @@ void stitch__delete(struct stitch *st)
     free(st->links);
     free(st->pool);
     free(st->via_steps);
+    for (size_t i = 0; i < st->n_late; i++)
+        chain_free(&st->late[i]);
+    free(st->late);
+    free(st->late_program);
+    free(st->late_payloads);
     free(st);
 }
 
@@ -451,6 +462,31 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     return 0;
 }
 
+/* A waiting sample that neither an activation nor a path completed: kept
+ * for stitch__finish, or left truncated now when it has no path to follow
+ * (the plain hook's) or the kept ones hold STITCH_MAX_LATE_FRAMES frames. */
+static void give_up(struct stitch *st, const struct chain *c, uint64_t program,
+                    const void *payload)
+{
+    if (!act_path(&c->acts[c->n_acts - 1]) || st->late_frames + c->n > STITCH_MAX_LATE_FRAMES) {
+        st->emit(st->ctx, payload, c->ids, c->n, 0);
+        return;
+    }
+    if (st->n_late == st->cap_late) {
+        size_t cap = st->cap_late ? 2 * st->cap_late : 64;
+        st->late = xrealloc(st->late, cap * sizeof(*st->late));
+        st->late_program = xrealloc(st->late_program, cap * sizeof(*st->late_program));
+        st->late_payloads = xrealloc(st->late_payloads, cap * (st->payload_size ? st->payload_size : 1));
+        memset(st->late + st->cap_late, 0, (cap - st->cap_late) * sizeof(*st->late));
+        st->cap_late = cap;
+    }
+    chain_set(&st->late[st->n_late], c->ids, c->n, c->acts, c->n_acts);
+    st->late_program[st->n_late] = program;
+    memcpy(st->late_payloads + st->n_late * st->payload_size, payload, st->payload_size);
+    st->late_frames += c->n;
+    st->n_late++;
+}
+
 /* A complete stack of t, newer than all its waiting samples, settles them
  * (see stitch.h): newest first, each completed one standing for the
  * complete stack the older ones are matched against. */
@@ -465,9 +501,12 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
             st->counts.from_later++;
         else if ((done = complete_by_path(st, p, p, t->pend_program[slot]) == 0))
             st->counts.from_path++;
-        if (done)
+        if (done) {
             from = p;
-        st->emit(st->ctx, t->payloads + slot * st->payload_size, p->ids, p->n, done);
+            st->emit(st->ctx, t->payloads + slot * st->payload_size, p->ids, p->n, 1);
+        } else {
+            give_up(st, p, t->pend_program[slot], t->payloads + slot * st->payload_size);
+        }
     }
     t->head = 0;
 }
@@ -483,7 +522,7 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
 }
 
 /* Keeps a truncated sample until the next complete stack of t; a full
- * ring first settles its oldest, through paths or left truncated. */
+ * ring first settles its oldest, through paths or kept for the end. */
 static void keep_waiting(struct stitch *st, struct tstate *t, uint64_t program, const u32 *ids,
                          size_t n, const struct stitch_act *acts, size_t n_acts,
                          const void *payload)
@@ -492,7 +531,10 @@ static void keep_waiting(struct stitch *st, struct tstate *t, uint64_t program, 
         struct chain *old = &t->pend[t->head];
         int done = complete_by_path(st, old, old, t->pend_program[t->head]) == 0;
         st->counts.from_path += done;
-        st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, done);
+        if (done)
+            st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, 1);
+        else
+            give_up(st, old, t->pend_program[t->head], t->payloads + t->head * st->payload_size);
         t->head = (t->head + 1) % STITCH_MAX_PENDING;
         t->n_pend--;
     }
@@ -568,6 +610,13 @@ void stitch__finish(struct stitch *st)
     void *v;
     for (size_t i = 0; idmap__next(&st->threads, &i, &v);)
         settle(st, v, NULL);
+    for (size_t i = 0; i < st->n_late; i++) {
+        struct chain *c = &st->late[i];
+        int done = complete_by_path(st, c, c, st->late_program[i]) == 0;
+        st->counts.from_path += done;
+        st->counts.at_end += done;
+        st->emit(st->ctx, st->late_payloads + i * st->payload_size, c->ids, c->n, done);
+    }
 }
 
 struct stitch_counts stitch__counts(const struct stitch *st)
@@ -581,9 +630,11 @@ void stitch__summary(const struct stitch *st, FILE *f)
     fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
             "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
             " from a later one; %" PRIu64 " through their call path, %" PRIu64
-            " of them past callers by name, %" PRIu64
+            " of them at the end of the input, %" PRIu64
+            " past callers by name, %" PRIu64
             " with native frames unknown; %"
             PRIu64 " paths disputed)\n",
             c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
-            c->from_later, c->from_path, c->through_calls, c->with_gap, c->path_conflicts);
+            c->from_later, c->from_path, c->at_end, c->through_calls, c->with_gap,
+            c->path_conflicts);
 }

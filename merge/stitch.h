@@ -75,6 +75,16 @@
  *   module's body calls `_find_and_load` for each of its imports, and
  *   each such call may be seen only from inside), those frames are not
  *   known: one gap frame stands for them.
+ *
+ * AT THE END
+ *   Paths and calls are learned in time order, so the first of ten short
+ *   runs could be completed only from what it showed itself: the import of
+ *   a module that was deep in every sample of the first run may be seen
+ *   from outside in the fifth.  A waiting sample that nothing completed
+ *   when its thread went on or ended is kept, and stitch__finish tries its
+ *   path again with all that the input showed (in the ten runs of `import
+ *   numpy`, 1-7 samples of about 500 each time).
+ *
  *   The counts name how a sample itself was completed: one completed from
  *   another through an activation counts there, though what it took may
  *   have come through paths or callers.
@@ -82,12 +92,15 @@
  * BOUNDED MEMORY
  *   Per thread: its last complete stack, and at most STITCH_MAX_PENDING
  *   waiting samples (a longer wait settles the oldest at once, through
- *   paths or left truncated); each holds its frame ids, activations and payload.  A
- *   thread's buffers are freed when it exits (stitch__thread_exit).  So the
- *   worst case is about STITCH_MAX_PENDING * (4 + 40) * max_frames bytes per
- *   thread that ever had a truncated stack with an activation.  Paths:
- *   at most STITCH_MAX_PATH_FRAMES learned frames in all (4 bytes each,
- *   plus about 80 per path and per call); later ones are not learned.
+ *   paths, kept for the end or left truncated); each holds its frame ids,
+ *   activations and payload.  A thread's buffers are freed when it exits
+ *   (stitch__thread_exit).  So the worst case is about STITCH_MAX_PENDING *
+ *   (4 + 40) * max_frames bytes per thread that ever had a truncated stack
+ *   with an activation.  Paths: at most STITCH_MAX_PATH_FRAMES learned
+ *   frames in all (4 bytes each, plus about 80 per path and per call);
+ *   later ones are not learned.  Kept for the end: at most
+ *   STITCH_MAX_LATE_FRAMES frames (44 bytes each at most, with their
+ *   activations); later ones stay truncated at once.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
@@ -106,6 +119,7 @@
 #define STITCH_GUESS_DEPTH 4        /* callers guessed on one way out */
 #define STITCH_MAX_GUESSES 4096     /* callers tried per completion by path */
 #define STITCH_NO_GAP UINT32_MAX
+#define STITCH_MAX_LATE_FRAMES (1u << 20)
 
 /* A trampoline frame of a stack and its activation identity. */
 struct stitch_act {
@@ -158,12 +172,12 @@ enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t p
                                   const void *payload);
 
 /* The thread ended: its waiting samples are settled (through paths, or
- * left truncated) and its buffers freed, so that a program that churns
+ * kept for the end) and its buffers freed, so that a program that churns
  * through short-lived threads holds no memory for those that ended. */
 void stitch__thread_exit(struct stitch *st, uint64_t thread);
 
-/* The end of the input: every waiting sample is settled, through paths or
- * left truncated. */
+/* The end of the input: every waiting sample is settled, and those kept
+ * for the end are tried once more through paths, or left truncated. */
 void stitch__finish(struct stitch *st);
 
 /* For -v: how many truncated stacks were completed, and how. */
@@ -177,6 +191,7 @@ struct stitch_counts {
     uint64_t through_calls;             /* ...of them past a caller by name (CALLERS) */
     uint64_t with_gap;                  /* ...of those, with the gap frame */
     uint64_t path_conflicts;            /* paths disputed */
+    uint64_t at_end;                    /* ...of them by stitch__finish */
 };
 struct stitch_counts stitch__counts(const struct stitch *st);
 

@@ -201,7 +201,8 @@ int main(void)
     CHECK(n_got == 1 && got[0].complete && !strcmp(got[0].stack, "rAAAAAAAAAAAAAAAAAAAAzAw"));
 
     /* Giving up: a complete stack without the waiting sample's activation
-     * means that call returned; the sample stays as it was. */
+     * means that call returned; the sample stays as it was (without a path
+     * to follow, it is not kept for the end). */
     n_got = 0;
     s = make("xPy", (uint64_t[]){40});
     CHECK(offer(st, 6, &s, 0, 401) == STITCH_WAITING);
@@ -283,7 +284,7 @@ int main(void)
     s = make_path("rZpKqLv", 3, 800);
     CHECK(offer(st, 9, &s, 0, 0) == STITCH_STITCHED && !strcmp(as_text(&s), "rZpKqLv"));
     /* A thread's exit settles what waits (through a path here: "KkHu"
-     * under N has none, "DqEs" has) and frees its state, which a new
+     * under N has none yet, "DqEs" has) and frees its state, which a new
      * thread of the same id starts afresh. */
     n_got = 0;
     s = make_path("rmAxByCpDqEsFt", 8, 1100);   /* "DqEsFt", but from a new call: */
@@ -292,16 +293,23 @@ int main(void)
     s = make_path("rmAxNnKkHu", 6, 1200);       /* "KkHu": waits */
     CHECK(offer(st, 12, &s, 0, 1202) == STITCH_WAITING);
     stitch__thread_exit(st, 12);
-    CHECK(n_got == 1 && got[0].payload == 1202 && !got[0].complete);
+    CHECK(n_got == 0);                          /* kept for the end */
     stitch__thread_exit(st, 12);                /* nothing left */
     stitch__thread_exit(st, 99);                /* never seen */
-    CHECK(n_got == 1);
     s = make_path("rmAxByCpDqEsFt", 10, 1300);  /* "EsFt" */
     CHECK(offer(st, 12, &s, 0, 1203) == STITCH_STITCHED && !strcmp(as_text(&s), "rmAxByCpDqEsFt"));
     s = make_path("rmAxNnKkHu", 6, 1400);
     CHECK(offer(st, 12, &s, 0, 1204) == STITCH_WAITING);
+    /* The end: what the input showed after a sample's thread went on
+     * completes it (another process shows N's path, and K's caller), as
+     * it does the one its thread left waiting. */
+    teach(st, 13, "rmAxNnKk", 1250);
+    c = stitch__counts(st);
     stitch__finish(st);
-    CHECK(n_got == 2 && got[1].payload == 1204 && !got[1].complete);
+    CHECK(n_got == 2 && got[0].payload == 1204 && got[1].payload == 1202);
+    CHECK(got[0].complete && got[1].complete && !strcmp(got[1].stack, "rmAxNnKkHu"));
+    CHECK(stitch__counts(st).at_end == c.at_end + 1);
+    CHECK(stitch__counts(st).from_path == c.from_path + 2);
 
     /* Paths fold names, not addresses: the same one in another process
      * (another run of the program, its trampolines elsewhere) completes
