@@ -36,6 +36,16 @@ static void emit(void *ctx, const void *payload, const uint32_t *ids, size_t n, 
     got[n_got++].complete = complete;
 }
 
+/* An emit that only counts, for more samples than got[] holds. */
+static size_t counted;
+
+static void count(void *ctx, const void *payload, const uint32_t *ids, size_t n, int complete)
+{
+    (void)ctx, (void)payload, (void)ids, (void)n;
+    CHECK(!complete);
+    counted++;
+}
+
 struct sample {
     uint32_t ids[MAXF];
     size_t n;
@@ -426,6 +436,21 @@ int main(void)
     CHECK(offer(st, 10, &s, 1, 0) == STITCH_COMPLETE);
     s = make("NqOv", (uint64_t[]){1050, 1051});
     CHECK(offer(st, 11, &s, 0, 0) == STITCH_TRUNCATED);
+    stitch__delete(st);
+
+    /* The bound on what is kept for the end: samples of 4 frames whose
+     * path nothing shows fill STITCH_MAX_LATE_FRAMES, and the next one is
+     * given at once; the end gives all. */
+    st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', count, NULL);
+    size_t fill = STITCH_MAX_LATE_FRAMES / 4;
+    for (size_t i = 0; i <= fill; i++) {
+        s = make_path("rmAxNnKkHu", 6, 10 * (uint64_t)i);      /* "KkHu" */
+        CHECK(offer(st, 50, &s, 0, 1) == STITCH_WAITING);
+        stitch__thread_exit(st, 50);
+        CHECK(counted == (i == fill));
+    }
+    stitch__finish(st);
+    CHECK(counted == fill + 1 && stitch__counts(st).at_end == 0);
     stitch__delete(st);
     return 0;
 }
