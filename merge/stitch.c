@@ -84,7 +84,7 @@ struct stitch {
     struct chain *late;
     uint64_t *late_program;
     unsigned char *late_payloads;
-    size_t n_late, cap_late, late_frames;
+    size_t n_late, cap_late, late_bytes;
     struct stitch_counts counts;
 };
 
@@ -464,11 +464,15 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
 
 /* A waiting sample that neither an activation nor a path completed: kept
  * for stitch__finish, or left truncated now when it has no path to follow
- * (the plain hook's) or the kept ones hold STITCH_MAX_LATE_FRAMES frames. */
+ * (the plain hook's) or the kept ones would take more than
+ * STITCH_MAX_LATE_BYTES.  Only its outermost activation is kept: it is
+ * all that complete_by_path reads. */
 static void give_up(struct stitch *st, const struct chain *c, uint64_t program,
                     const void *payload)
 {
-    if (!act_path(&c->acts[c->n_acts - 1]) || st->late_frames + c->n > STITCH_MAX_LATE_FRAMES) {
+    size_t bytes = c->n * sizeof(u32) + sizeof(struct stitch_act) + sizeof(struct chain)
+                   + sizeof(uint64_t) + st->payload_size;
+    if (!act_path(&c->acts[c->n_acts - 1]) || st->late_bytes + bytes > STITCH_MAX_LATE_BYTES) {
         st->emit(st->ctx, payload, c->ids, c->n, 0);
         return;
     }
@@ -480,11 +484,16 @@ static void give_up(struct stitch *st, const struct chain *c, uint64_t program,
         memset(st->late + st->cap_late, 0, (cap - st->cap_late) * sizeof(*st->late));
         st->cap_late = cap;
     }
-    chain_set(&st->late[st->n_late], c->ids, c->n, c->acts, c->n_acts);
-    st->late_program[st->n_late] = program;
-    memcpy(st->late_payloads + st->n_late * st->payload_size, payload, st->payload_size);
-    st->late_frames += c->n;
-    st->n_late++;
+    struct chain *k = &st->late[st->n_late++];
+    k->ids = xmalloc(c->n * sizeof(u32));  /* exact sizes: GROW would round up */
+    k->acts = xmalloc(sizeof(*k->acts));
+    k->cap_ids = k->n = c->n;
+    k->cap_acts = k->n_acts = 1;
+    memcpy(k->ids, c->ids, c->n * sizeof(u32));
+    k->acts[0] = c->acts[c->n_acts - 1];
+    st->late_program[st->n_late - 1] = program;
+    memcpy(st->late_payloads + (st->n_late - 1) * st->payload_size, payload, st->payload_size);
+    st->late_bytes += bytes;
 }
 
 /* A complete stack of t, newer than all its waiting samples, settles them
@@ -522,7 +531,8 @@ static struct tstate *thread_state(struct stitch *st, uint64_t key)
 }
 
 /* Keeps a truncated sample until the next complete stack of t; a full
- * ring first settles its oldest, through paths or kept for the end. */
+ * ring first settles its oldest: through paths, kept for the end, or
+ * left truncated. */
 static void keep_waiting(struct stitch *st, struct tstate *t, uint64_t program, const u32 *ids,
                          size_t n, const struct stitch_act *acts, size_t n_acts,
                          const void *payload)
@@ -616,7 +626,10 @@ void stitch__finish(struct stitch *st)
         st->counts.from_path += done;
         st->counts.at_end += done;
         st->emit(st->ctx, st->late_payloads + i * st->payload_size, c->ids, c->n, done);
+        chain_free(c);
     }
+    st->n_late = 0;
+    st->late_bytes = 0;
 }
 
 struct stitch_counts stitch__counts(const struct stitch *st)

@@ -99,8 +99,9 @@
  *   with an activation.  Paths: at most STITCH_MAX_PATH_FRAMES learned
  *   frames in all (4 bytes each, plus about 80 per path and per call);
  *   later ones are not learned.  Kept for the end: at most
- *   STITCH_MAX_LATE_FRAMES frames (44 bytes each at most, with their
- *   activations); later ones stay truncated at once.
+ *   STITCH_MAX_LATE_BYTES in all (each sample's frames, its outermost
+ *   activation and payload, about 120 bytes more); later ones stay
+ *   truncated at once.
  *
  * Stacks are arrays of frame ids (any 32-bit ids; pymerge's are symbols'),
  * leaf first.  A sample that cannot wait (its caller must account it now)
@@ -119,7 +120,7 @@
 #define STITCH_GUESS_DEPTH 4        /* callers guessed on one way out */
 #define STITCH_MAX_GUESSES 4096     /* callers tried per completion by path */
 #define STITCH_NO_GAP UINT32_MAX
-#define STITCH_MAX_LATE_FRAMES (1u << 20)
+#define STITCH_MAX_LATE_BYTES (64u << 20)
 
 /* A trampoline frame of a stack and its activation identity. */
 struct stitch_act {
@@ -164,15 +165,16 @@ enum stitch_result {
  * activations, leaf first; complete: the unwind reached the root.
  * payload: for a truncated sample that may wait, what emit gets back;
  * NULL when the caller must account the sample now.  Settling waiting
- * samples calls emit (for this thread's, before this returns).
+ * samples calls emit (for this thread's, before this returns), or keeps
+ * them for stitch__finish.
  */
 enum stitch_result stitch__sample(struct stitch *st, uint64_t thread, uint64_t program,
                                   uint32_t *ids, size_t *n,
                                   const struct stitch_act *acts, size_t n_acts, int complete,
                                   const void *payload);
 
-/* The thread ended: its waiting samples are settled (through paths, or
- * kept for the end) and its buffers freed, so that a program that churns
+/* The thread ended: its waiting samples are settled (through paths, kept
+ * for the end, or left truncated) and its buffers freed, so that a program that churns
  * through short-lived threads holds no memory for those that ended. */
 void stitch__thread_exit(struct stitch *st, uint64_t thread);
 

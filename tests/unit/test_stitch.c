@@ -439,18 +439,22 @@ int main(void)
     stitch__delete(st);
 
     /* The bound on what is kept for the end: samples of 4 frames whose
-     * path nothing shows fill STITCH_MAX_LATE_FRAMES, and the next one is
-     * given at once; the end gives all. */
+     * path nothing shows fill STITCH_MAX_LATE_BYTES at 16 bytes of frames,
+     * 40 of their activation and the kept sample's own (under 200 in
+     * all), and the next one is given at once; the end gives all, once. */
     st = stitch__new(sizeof(int), MAXF, (uint32_t)'?', count, NULL);
-    size_t fill = STITCH_MAX_LATE_FRAMES / 4;
-    for (size_t i = 0; i <= fill; i++) {
-        s = make_path("rmAxNnKkHu", 6, 10 * (uint64_t)i);      /* "KkHu" */
+    size_t kept = 0;
+    for (; counted == 0 && kept <= STITCH_MAX_LATE_BYTES / 56; kept++) {
+        s = make_path("rmAxNnKkHu", 6, 10 * (uint64_t)kept);   /* "KkHu" */
         CHECK(offer(st, 50, &s, 0, 1) == STITCH_WAITING);
         stitch__thread_exit(st, 50);
-        CHECK(counted == (i == fill));
     }
+    kept--;             /* the last one was given at once */
+    CHECK(counted == 1 && kept >= STITCH_MAX_LATE_BYTES / 200);
     stitch__finish(st);
-    CHECK(counted == fill + 1 && stitch__counts(st).at_end == 0);
+    CHECK(counted == kept + 1 && stitch__counts(st).at_end == 0);
+    stitch__finish(st);
+    CHECK(counted == kept + 1);
     stitch__delete(st);
     return 0;
 }
