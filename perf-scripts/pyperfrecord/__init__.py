@@ -1,0 +1,16 @@
+"""pyperf-record's parts, one job each (the command itself is
+perf-scripts/pyperf-record):
+
+  command     the program to run: its interpreter, namespaces, environment
+  probes      tracefs, and the uprobes of the alloc, leaks and calls modes
+  procs       facts about processes: their perf maps, start times, children
+  containers  perf maps of processes in namespaces of their own
+  attach      pyperfmap switched on and off in a running process
+  archive     kallsyms and the sampled DSOs, copied into the folder
+"""
+import sys
+
+
+def die(msg, code=2):
+    sys.stderr.write("pyperf-record: %s\n" % msg)
+    sys.exit(code)

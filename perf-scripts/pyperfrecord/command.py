@@ -1,0 +1,175 @@
+"""The program pyperf-record runs: which interpreter runs it (a python
+command, a console script's #! line, under unshare), and the environment
+that enables pyperfmap in it and in every Python process it starts."""
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+
+from pyperfrecord import die
+
+PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
+PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
+
+
+def check_perf():
+    perf = shutil.which("perf")
+    if not perf:
+        die("perf is not installed (Debian: apt-get install linux-perf)")
+    if os.geteuid() != 0:
+        try:
+            with open("/proc/sys/kernel/perf_event_paranoid") as f:
+                level = int(f.read())
+        except (OSError, ValueError):
+            level = 2
+        if level > 1:
+            die("perf_event_paranoid is %d, which forbids profiling as this user;"
+                " fix: sudo sysctl kernel.perf_event_paranoid=1 (or run as root)" % level)
+    return perf
+
+
+def split_python_command(cmd):
+    """Returns (interpreter, its options, the rest) of a `python ...` command."""
+    i = 1
+    while i < len(cmd) and cmd[i].startswith("-") and cmd[i] not in ("-m", "-c", "-"):
+        i += 2 if cmd[i] in PYTHON_ARG_OPTS else 1
+    return cmd[0], cmd[1:i], cmd[i:]
+
+
+def not_python(cmd, what):
+    die("%s is not a Python program (%s); if it starts Python later, run it with PYPERFMAP=1"
+        " in its environment and attach to that process: pyperf-record -p PID" % (cmd, what))
+
+
+def find_command(name, root="/"):
+    """Where this process reaches name, a path or a command on PATH, when
+    the command runs with root as its root directory (unshare --root); None
+    when it is not there."""
+    if "/" not in name:
+        path = os.environ.get("PATH", os.defpath)
+        if root != "/":
+            path = os.pathsep.join(os.path.join(root, d.lstrip("/")) for d in path.split(os.pathsep))
+        return shutil.which(name, path=path)
+    path = os.path.join(root, name.lstrip("/")) if name.startswith("/") else name
+    return path if os.path.isfile(path) else None
+
+
+def command_interpreter(cmd, root="/"):
+    """(interpreter, its options) that will run a command: the command itself
+    when it is named python*, else the Python interpreter of its #! line
+    (a console script such as hg, pytest, gunicorn).  Paths are the ones
+    this process reaches, under root."""
+    path = find_command(cmd[0], root)
+    if not path:
+        die("command not found: %s" % cmd[0])
+    if PYTHON_NAME.match(os.path.basename(cmd[0])):
+        _, opts, _ = split_python_command(cmd)
+        return path, opts
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError as e:
+        die("cannot read %s: %s" % (path, e.strerror))
+    if not head.startswith(b"#!"):
+        not_python(cmd[0], "an ELF executable" if head.startswith(b"\x7fELF") else "no #! line")
+    words = head[2:].split(b"\n")[0].decode(errors="replace").split()
+    if words and os.path.basename(words[0]) == "env":  # #!/usr/bin/env [-S] python3 ...
+        words = [w for w in words[1:] if w != "-S"]
+    if not words or not PYTHON_NAME.match(os.path.basename(words[0])):
+        not_python(cmd[0], "a script for %s" % (words[0] if words else "nothing"))
+    return find_command(words[0], root) or words[0], words[1:]
+
+
+# unshare's options (util-linux) that take their value as the next word;
+# the others take none, or an optional one after "=".
+UNSHARE_VALUE_OPTS = {"--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group",
+                      "--map-users", "--map-groups", "--propagation", "--setgroups",
+                      "--monotonic", "--boottime"}
+UNSHARE_VALUE_SHORT = "SGRw"
+
+
+def unwrap_unshare(cmd):
+    """(the command, its root directory) of `unshare [OPTIONS] CMD ...`,
+    the way a program is put in namespaces of its own (a container); None
+    for any other command."""
+    if os.path.basename(cmd[0]) != "unshare":
+        return None
+    i, root = 1, "/"
+    while i < len(cmd) and cmd[i].startswith("-") and cmd[i] != "-":
+        word = name = cmd[i]
+        value = None
+        i += 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name in UNSHARE_VALUE_OPTS and not eq and i < len(cmd):
+                value, i = cmd[i], i + 1
+        else:  # a cluster of short options: -fp, -R DIR, -RDIR
+            for k, c in enumerate(word[1:], 1):
+                if c in UNSHARE_VALUE_SHORT:
+                    name, value = "-" + c, word[k + 1:]
+                    if not value and i < len(cmd):
+                        value, i = cmd[i], i + 1
+                    break
+        if name in ("--root", "-R") and value:
+            root = value
+    if i >= len(cmd):
+        die("unshare runs no command here (it would start a shell); give it the Python command")
+    return cmd[i:], root
+
+
+def pyperfmap_package():
+    """The folder of the pyperfmap package this script finds (its own
+    interpreter's, or PYTHONPATH's): it is lent to the program's interpreter."""
+    spec = importlib.util.find_spec("pyperfmap")
+    if spec is None or not spec.submodule_search_locations:
+        die("cannot import pyperfmap here; install it (pip install ., meson install -C build)"
+            " or run under `meson devenv -C build`")
+    return spec.submodule_search_locations[0]
+
+
+def interpreter_facts(python, opts, env):
+    """(version, has frame pointers) of an interpreter that imports pyperfmap
+    with env; None when it cannot import it."""
+    if any(o.startswith("-") and not o.startswith("--") and set(o[1:]) & set("EIS") for o in opts):
+        die("%s runs with %s, which keeps pyperfmap's start hook out (PYTHONPATH or site);"
+            " run it without that option" % (python, " ".join(opts)))
+    probe = ("import sys, sysconfig, pyperfmap\n"
+             "f = ' '.join(str(sysconfig.get_config_var(v) or '') for v in ('CFLAGS', 'PY_CFLAGS', 'CONFIG_ARGS'))\n"
+             "print('%d.%d' % sys.version_info[:2], int('-fno-omit-frame-pointer' in f"
+             " or '--enable-frame-pointers' in f))")
+    try:
+        p = subprocess.run([python, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env)
+    except OSError as e:
+        die("cannot run %s: %s" % (python, e.strerror))
+    if p.returncode != 0:
+        return None
+    ver, fp = p.stdout.split()
+    return ver, fp == "1"
+
+
+def python_environment(python, opts, hook):
+    """The environment in which python runs with pyperfmap enabled, from its
+    start and in every Python process it starts (spawned, forkserver and
+    subprocess children too): PYPERFMAP=1, and hook, a folder holding the
+    start hook (sitecustomize.py), first on PYTHONPATH.  The interpreter's own
+    pyperfmap is used when it has one, else this script's is lent to it
+    through the hook folder.  Returns (env, version, has frame pointers)."""
+    pkg = pyperfmap_package()
+    os.symlink(os.path.join(pkg, "hook", "sitecustomize.py"), os.path.join(hook, "sitecustomize.py"))
+    path = os.environ.get("PYTHONPATH")
+    env = dict(os.environ, PYPERFMAP="1", PYTHONPATH=hook + (":" + path if path else ""))
+    facts = interpreter_facts(python, opts, env)
+    if facts is None:
+        os.symlink(pkg, os.path.join(hook, "pyperfmap"))
+        facts = interpreter_facts(python, opts, env)
+    if facts is None:
+        ver = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True).stdout.strip() or "?"
+        die("%s (Python %s) cannot import pyperfmap: %s has no build for that version;"
+            " build it for that interpreter (meson setup -Dpythons=%s)" % (python, ver, pkg, python))
+    return (env,) + facts

@@ -1,0 +1,206 @@
+"""What the tracing modes need from the kernel: tracefs mounted, and
+uprobes on the C allocator (alloc, leaks) or on pyperfmap's static probes
+(calls), in a group of this process's own; and perf record's events for
+each mode."""
+import os
+import re
+import struct
+import subprocess
+
+from pyperfrecord import die
+
+TRACEFS = "/sys/kernel/tracing"
+# Tracepoints are recorded at every event (no -F: pairing needs them all),
+# with buffers big enough for bursts of DWARF stacks: an interpreter's start
+# and 1000 write(2) calls in a row, with 32 KiB stacks, are ~64 MB of samples
+# that perf may not drain in time (measured here: 64 MiB lost 128 of them,
+# 16 MiB most).  Locked per CPU, as root.
+TRACE_BUFFER = "128M"
+# pyperfmap's static probes (libpyperfmap/evalhook.c), each with the
+# trampoline's address as its argument.
+CALL_PROBES = ("function__entry", "function__return")
+# uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
+# The requested size is the field "bytes" in each, so that one
+# --weight bytes reads them all; calloc also keeps its element count.
+ALLOC_PROBES = (
+    ("malloc", "bytes=%di:u64"),
+    ("calloc", "nmemb=%di:u64 bytes=%si:u64"),
+    ("realloc", "ptr=%di:u64 bytes=%si:u64"),
+    ("posix_memalign", "bytes=%dx:u64"),
+    ("aligned_alloc", "bytes=%si:u64"),
+)
+# The leaks mode: the entries (with stacks), the pointers they return and
+# what free releases (no stacks: the entry's, or none, says it all).
+# posix_memalign returns its pointer through memory no return probe reads.
+LEAK_RETURNS = ("malloc", "calloc", "realloc", "aligned_alloc")
+LEAK_PROBES = tuple(p for p in ALLOC_PROBES if p[0] in LEAK_RETURNS) + tuple(
+    (f + "%return", "ptr=$retval:u64") for f in LEAK_RETURNS) + (("free", "ptr=%di:u64"),)
+
+
+def mount_tracefs():
+    """Mounts tracefs when it is missing; returns whether we did (and so
+    must unmount it)."""
+    if os.path.isdir(os.path.join(TRACEFS, "events")):
+        return False
+    if os.geteuid() != 0:
+        die("tracefs is not mounted, and tracepoints need it;"
+            " fix: sudo mount -t tracefs nodev %s" % TRACEFS)
+    r = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if r.returncode != 0:
+        die("cannot mount tracefs at %s: %s" % (TRACEFS, r.stdout.strip()))
+    return True
+
+
+def libc_of(python=None, pid=None):
+    """The C library the process uses: from /proc/PID/maps, or from what
+    the dynamic loader gives the interpreter."""
+    if pid is not None:
+        with open("/proc/%d/maps" % pid) as f:
+            found = re.search(r"\s(/\S*/libc[.-]\S*\.so\S*)$", f.read(), re.M)
+    else:
+        out = subprocess.run(["ldd", python], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True).stdout
+        found = re.search(r"^\s*libc\.so\S*\s+=>\s+(\S+)", out, re.M)
+    if not found:
+        die("cannot tell which C library %s uses" % ("PID %d" % pid if pid is not None else python))
+    return os.path.realpath(found.group(1))
+
+
+def function_offsets(path, names):
+    """{name: file offset} of the functions names defined in the dynamic
+    symbol table of the ELF64 file path (little-endian, as on x86-64)."""
+    with open(path, "rb") as f:
+        elf = f.read()
+    if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
+        die("%s is not a 64-bit little-endian ELF file" % path)
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3a)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+    found = {}
+    for sh in sections:
+        if sh[1] != 11:                 # SHT_DYNSYM; its sh_link names the strings
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            st_name, st_info, _, st_shndx, st_value, _ = struct.unpack_from("<IBBHQQ", elf, off)
+            end = elf.index(b"\0", strtab[4] + st_name)
+            name = elf[strtab[4] + st_name:end].decode()
+            if name in names and st_info & 0xf == 2 and 0 < st_shndx < len(sections):   # STT_FUNC
+                home = sections[st_shndx]
+                found.setdefault(name, st_value - home[3] + home[4])   # sh_addr -> sh_offset
+    return found
+
+
+class AllocProbes:
+    """The allocator uprobes of one recording, in a group named after this
+    process so that recordings running side by side never share one.  They
+    are written to tracefs at each function's own address: perf probe -x
+    with arguments also probes PLT stubs it names after the function (in
+    Debian 12's libc it names realloc's stub calloc@plt, whose calls then
+    count as callocs)."""
+
+    def __init__(self, perf, libc, probes=ALLOC_PROBES):
+        self.perf, self.libc, self.group = perf, libc, "pyperf_%d" % os.getpid()
+        self.probes = probes
+        self.events = []
+
+    def write(self, name, definition):
+        """Adds the uprobe group/name (a line of uprobe_events without its "p:")."""
+        # os.write: a Python file in append mode seeks to the end, which tracefs refuses
+        try:
+            fd = os.open(os.path.join(TRACEFS, "uprobe_events"), os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, (definition + "\n").encode())
+            finally:
+                os.close(fd)
+        except OSError as e:
+            die("cannot add the uprobe %s:%s: %s" % (self.group, name, e.strerror))
+        self.events.append("%s:%s" % (self.group, name))
+
+    def add(self):
+        offsets = function_offsets(self.libc, {func.split("%")[0] for func, _ in self.probes})
+        for func, args in self.probes:
+            name = func.split("%")[0]
+            if name not in offsets:
+                die("%s defines no function %s" % (self.libc, name))
+            # named as perf probe names a return probe: malloc%return -> malloc__return
+            kind, name = ("r", name + "__return") if func.endswith("%return") else ("p", name)
+            self.write(name, "%s:%s/%s %s:0x%x %s" % (kind, self.group, name, self.libc, offsets[func.split("%")[0]], args))
+
+    def remove(self):
+        if self.events:
+            subprocess.run([self.perf, "probe", "-q", "-d", self.group + ":*"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.events = []
+
+
+class CallProbes(AllocProbes):
+    """pyperfmap's static probes in the extension a program loads, as
+    uprobes of a group named after this process.  perf's own SDT events
+    (sdt_pyperfmap:function__entry) have one name on the whole system,
+    which recordings side by side, or extensions of two CPythons, would
+    share: perf computes each probe's definition (address, semaphore,
+    argument register) and this writes it under the group's name.  The
+    file probed is the extension here (self.libc)."""
+
+    def add(self):
+        # perf reads SDT notes from its build-id cache only
+        r = subprocess.run([self.perf, "buildid-cache", "--add", self.libc], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True)
+        if r.returncode != 0:
+            die("perf buildid-cache --add %s failed: %s" % (self.libc, r.stdout.strip()))
+        for name in CALL_PROBES:
+            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", self.libc, "%sdt_pyperfmap:" + name],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\)) arg1=(\S+)$", r.stdout, re.M)
+            if not m:
+                die("%s has no static probe pyperfmap:%s (a build without systemtap-sdt-dev's"
+                    " sys/sdt.h, or -Dusdt=disabled)" % (self.libc, name))
+            self.write(name, "p:%s/%s %s tramp=%s" % (self.group, name, m.group(1), m.group(2)))
+
+
+def pyperfmap_extension(python=None, env=None, pid=None):
+    """The _pyperfmap extension that the program's interpreter imports (the
+    one mapped in process pid)."""
+    if pid is not None:
+        with open("/proc/%d/maps" % pid) as f:
+            found = re.search(r"\s(/\S*/_pyperfmap\.\S*\.so)$", f.read(), re.M)
+        if not found:
+            die("PID %d has not loaded pyperfmap's extension" % pid)
+        return found.group(1)
+    return subprocess.run([python, "-c", "import pyperfmap._pyperfmap as m; print(m.__file__)"],
+                          stdout=subprocess.PIPE, env=env, universal_newlines=True, check=True).stdout.strip()
+
+
+def mode_events(mode, event, freq, probes=None, syscalls=False):
+    """perf record's event options for a mode."""
+    if mode == "calls":
+        opts = []
+        # no stacks: the entries and returns make them
+        for e in probes.events + ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"][:2 * syscalls]:
+            opts += ["-e", e]
+        # The switches time the end of what was still running when the
+        # recording stopped (a thread's last entry may be long before).
+        return opts + ["--switch-events", "-m", TRACE_BUFFER]
+    if mode == "alloc":
+        opts = []
+        for e in probes.events + ["syscalls:sys_enter_mmap"]:
+            opts += ["-e", e]
+        return opts + ["-m", TRACE_BUFFER]
+    if mode == "leaks":
+        opts = []
+        for e in probes.events:
+            # returns and frees are paired with what made the block: their stacks say nothing
+            opts += ["-e", e if ":free" not in e and "__return" not in e else e + "/call-graph=no/"]
+        return opts + ["-m", TRACE_BUFFER]
+    if mode == "cpu":
+        return ["-e", event, "-F", str(freq)]
+    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER]
+    if mode == "offcpu":
+        return switch
+    if mode == "wall":
+        return ["-e", "cpu-clock/freq=%d/" % freq] + switch
+    # sys_exit only closes the call: its stack would double the data for nothing
+    return ["-e", "raw_syscalls:sys_enter",
+            "-e", "raw_syscalls:sys_exit/call-graph=no/", "-m", TRACE_BUFFER]
