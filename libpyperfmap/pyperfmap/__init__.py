@@ -29,7 +29,7 @@ def enable(paths=None):
 
     paths: also keep each call's call path in its trampoline frame, from
     which pymerge completes DWARF stacks that a small stack copy cut off
-    (README: "Call paths").  It costs about 16 instructions more per
+    (README: "Call paths").  It costs 24 instructions more per
     Python call.  None: as ``PYPERFMAP_PATHS=1`` in the environment says.
 
     Returns True when Python functions will be named in the perf map.  When
