@@ -480,7 +480,8 @@ static void give_up(struct stitch *st, const struct chain *c, uint64_t program,
         size_t cap = st->cap_late ? 2 * st->cap_late : 64;
         st->late = xrealloc(st->late, cap * sizeof(*st->late));
         st->late_program = xrealloc(st->late_program, cap * sizeof(*st->late_program));
-        st->late_payloads = xrealloc(st->late_payloads, cap * (st->payload_size ? st->payload_size : 1));
+        st->late_payloads = xrealloc(st->late_payloads,
+                                     cap * (st->payload_size ? st->payload_size : 1));
         memset(st->late + st->cap_late, 0, (cap - st->cap_late) * sizeof(*st->late));
         st->cap_late = cap;
     }
