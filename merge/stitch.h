@@ -83,7 +83,7 @@
  *   from outside in the fifth.  A waiting sample that nothing completed
  *   when its thread went on or ended is kept, and stitch__finish tries its
  *   path again with all that the input showed (in the ten runs of `import
- *   numpy`, 1-7 samples of about 500 each time).
+ *   numpy`, 0-14 of about 500 truncated samples, in 25 recordings).
  *
  *   The counts name how a sample itself was completed: one completed from
  *   another through an activation counts there, though what it took may
