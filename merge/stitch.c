@@ -32,6 +32,13 @@ struct tstate {
     size_t head, n_pend;
 };
 
+/* A sample kept for the end: its frames, its outermost activation only,
+ * and whose paths it follows (its payload is in late_payloads). */
+struct late {
+    struct chain c;
+    uint64_t program;
+};
+
 /* What a path was seen to continue with (stitch.h, PATHS): the frames
  * outward of a trampoline with that path, up to and including the next
  * trampoline out, whose path is `next` (0: they reach the root).  A call
@@ -81,10 +88,10 @@ struct stitch {
     int via_cut;                /* a climb ran out of guesses */
     /* Samples nothing completed while their thread ran, retried by
      * stitch__finish (stitch.h, AT THE END) */
-    struct chain *late;
-    uint64_t *late_program;
-    unsigned char *late_payloads;
+    struct late *late;
     size_t n_late, cap_late, late_bytes;
+    unsigned char *late_payloads;
+    size_t cap_late_payloads;
     struct stitch_counts counts;
 };
 
@@ -132,9 +139,8 @@ void stitch__delete(struct stitch *st)
     free(st->pool);
     free(st->via_steps);
     for (size_t i = 0; i < st->n_late; i++)
-        chain_free(&st->late[i]);
+        chain_free(&st->late[i].c);
     free(st->late);
-    free(st->late_program);
     free(st->late_payloads);
     free(st);
 }
@@ -462,38 +468,34 @@ static int complete_by_path(struct stitch *st, struct chain *dst, const struct c
     return 0;
 }
 
-/* A waiting sample that neither an activation nor a path completed: kept
+/* A settled waiting sample: given to emit when done (complete), else kept
  * for stitch__finish, or left truncated now when it has no path to follow
  * (the plain hook's) or the kept ones would take more than
  * STITCH_MAX_LATE_BYTES.  Only its outermost activation is kept: it is
  * all that complete_by_path reads. */
-static void give_up(struct stitch *st, const struct chain *c, uint64_t program,
-                    const void *payload)
+static void release(struct stitch *st, const struct chain *c, uint64_t program,
+                    const void *payload, int done)
 {
-    size_t bytes = c->n * sizeof(u32) + sizeof(struct stitch_act) + sizeof(struct chain)
-                   + sizeof(uint64_t) + st->payload_size;
-    if (!act_path(&c->acts[c->n_acts - 1]) || st->late_bytes + bytes > STITCH_MAX_LATE_BYTES) {
-        st->emit(st->ctx, payload, c->ids, c->n, 0);
+    size_t bytes = c->n * sizeof(u32) + sizeof(struct stitch_act) + sizeof(struct late)
+                   + st->payload_size;
+    if (done || !act_path(&c->acts[c->n_acts - 1])
+        || st->late_bytes + bytes > STITCH_MAX_LATE_BYTES) {
+        st->emit(st->ctx, payload, c->ids, c->n, done);
         return;
     }
-    if (st->n_late == st->cap_late) {
-        size_t cap = st->cap_late ? 2 * st->cap_late : 64;
-        st->late = xrealloc(st->late, cap * sizeof(*st->late));
-        st->late_program = xrealloc(st->late_program, cap * sizeof(*st->late_program));
-        st->late_payloads = xrealloc(st->late_payloads,
-                                     cap * (st->payload_size ? st->payload_size : 1));
-        memset(st->late + st->cap_late, 0, (cap - st->cap_late) * sizeof(*st->late));
-        st->cap_late = cap;
-    }
-    struct chain *k = &st->late[st->n_late++];
-    k->ids = xmalloc(c->n * sizeof(u32));  /* exact sizes: GROW would round up */
-    k->acts = xmalloc(sizeof(*k->acts));
-    k->cap_ids = k->n = c->n;
-    k->cap_acts = k->n_acts = 1;
-    memcpy(k->ids, c->ids, c->n * sizeof(u32));
-    k->acts[0] = c->acts[c->n_acts - 1];
-    st->late_program[st->n_late - 1] = program;
-    memcpy(st->late_payloads + (st->n_late - 1) * st->payload_size, payload, st->payload_size);
+    GROW(st->late, st->cap_late, st->n_late + 1);
+    grow(&st->late_payloads, &st->cap_late_payloads,
+         (st->n_late + 1) * (st->payload_size ? st->payload_size : 1), 1);
+    struct late *k = &st->late[st->n_late];
+    k->c.ids = xmalloc(c->n * sizeof(u32));    /* exact sizes: GROW would round up */
+    k->c.acts = xmalloc(sizeof(*k->c.acts));
+    k->c.cap_ids = k->c.n = c->n;
+    k->c.cap_acts = k->c.n_acts = 1;
+    memcpy(k->c.ids, c->ids, c->n * sizeof(u32));
+    k->c.acts[0] = c->acts[c->n_acts - 1];
+    k->program = program;
+    memcpy(st->late_payloads + st->n_late * st->payload_size, payload, st->payload_size);
+    st->n_late++;
     st->late_bytes += bytes;
 }
 
@@ -511,12 +513,9 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
             st->counts.from_later++;
         else if ((done = complete_by_path(st, p, p, t->pend_program[slot]) == 0))
             st->counts.from_path++;
-        if (done) {
+        if (done)
             from = p;
-            st->emit(st->ctx, t->payloads + slot * st->payload_size, p->ids, p->n, 1);
-        } else {
-            give_up(st, p, t->pend_program[slot], t->payloads + slot * st->payload_size);
-        }
+        release(st, p, t->pend_program[slot], t->payloads + slot * st->payload_size, done);
     }
     t->head = 0;
 }
@@ -542,10 +541,8 @@ static void keep_waiting(struct stitch *st, struct tstate *t, uint64_t program, 
         struct chain *old = &t->pend[t->head];
         int done = complete_by_path(st, old, old, t->pend_program[t->head]) == 0;
         st->counts.from_path += done;
-        if (done)
-            st->emit(st->ctx, t->payloads + t->head * st->payload_size, old->ids, old->n, 1);
-        else
-            give_up(st, old, t->pend_program[t->head], t->payloads + t->head * st->payload_size);
+        release(st, old, t->pend_program[t->head], t->payloads + t->head * st->payload_size,
+                done);
         t->head = (t->head + 1) % STITCH_MAX_PENDING;
         t->n_pend--;
     }
@@ -622,8 +619,8 @@ void stitch__finish(struct stitch *st)
     for (size_t i = 0; idmap__next(&st->threads, &i, &v);)
         settle(st, v, NULL);
     for (size_t i = 0; i < st->n_late; i++) {
-        struct chain *c = &st->late[i];
-        int done = complete_by_path(st, c, c, st->late_program[i]) == 0;
+        struct chain *c = &st->late[i].c;
+        int done = complete_by_path(st, c, c, st->late[i].program) == 0;
         st->counts.from_path += done;
         st->counts.at_end += done;
         st->emit(st->ctx, st->late_payloads + i * st->payload_size, c->ids, c->n, done);
