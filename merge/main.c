@@ -196,6 +196,15 @@ static int close_output(FILE *f, const char *path, int ret)
     return ret < 0 ? 2 : 0;
 }
 
+/* A writer's result, said in one line when the profile had nothing to
+ * draw (name: the input it came from). */
+static int no_stacks(int ret, const char *name)
+{
+    if (ret == -ENODATA)
+        fprintf(stderr, "pymerge: %s: no stacks to draw\n", name);
+    return ret;
+}
+
 /* Loads both profiles, writes the table or the differential graph, and
  * applies the --fail-above gate. */
 static int run_diff(struct cli *c, const char *base_path, const char *new_path)
@@ -219,7 +228,7 @@ static int run_diff(struct cli *c, const char *base_path, const char *new_path)
             c->w.svg.base = base;
             if (!c->w.svg.title)
                 c->w.svg.title = "Differential Flame Graph";
-            ret = out_svg__write(out, cur, &c->w.svg);
+            ret = no_stacks(out_svg__write(out, cur, &c->w.svg), new_path);
         }
         ret = close_output(out, c->output, ret);
     }
@@ -253,9 +262,7 @@ static int run_convert(struct cli *c, const char *path)
     }
     c->w.name = path;
     errno = 0;
-    int ret = c->writer->write(out, p, &c->w);
-    if (ret == -ENODATA)
-        fprintf(stderr, "pymerge: %s: no stacks to draw\n", path);
+    int ret = no_stacks(c->writer->write(out, p, &c->w), path);
     profile__delete(p);
     return close_output(out, c->output, ret);
 }
@@ -274,9 +281,7 @@ static int run_merge(struct cli *c, const struct merge_input *in, size_t n, int 
     }
     c->w.name = "merged";
     errno = 0;
-    int ret = c->writer->write(out, p, &c->w);
-    if (ret == -ENODATA)
-        fputs("pymerge: merge: no stacks to draw\n", stderr);
+    int ret = no_stacks(c->writer->write(out, p, &c->w), "merge");
     profile__delete(p);
     return close_output(out, c->output, ret);
 }

@@ -116,6 +116,14 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(run(variant('text', b'hello world\n' * 100)), 'offset 0',
                        'not a perf.data file')
 
+    def test_diff_of_nothing(self):
+        """diff whose new profile has no stacks: one line naming it (the
+        fuzzer found it exiting 2 and saying nothing)."""
+        empty = variant('empty.folded', b'')
+        p = subprocess.run([PYMERGE, 'diff', FP, empty], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT, errors='surrogateescape')
+        self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: %s: no stacks to draw\n' % empty))
+
     def test_unreadable(self):
         if os.geteuid() == 0:
             # root reads anything: make it unreadable in another way.
