@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""What `pyperf-record --mode syscalls` costs at a busy server's rate.
+
+A program makes about RATE write()s a second for SECONDS, from two
+functions whose counts it knows (one write in three from `rare`, the rest
+from `common`).  It runs once unprofiled and once under pyperf-record per
+configuration given; each line gives the ratio of the program's own
+wall time to the unprofiled run's, the records perf lost, perf.data's size, and how many of
+each function's writes pymerge counted.
+
+  bench/bench_syscalls.py [--python PY] [--rate N] [--seconds S] [-- EXTRA ...]
+
+EXTRA, repeatable as ';'-separated groups, are pyperf-record options to
+compare, e.g. `-- '--dwarf=2048' '--dwarf=1024;-m;4096'`.  Run as root from
+the top of a clone with `build/` compiled (pymerge and pyperfmap from it).
+"""
+import argparse, os, re, shutil, subprocess, sys, tempfile, time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RECORD = os.path.join(TOP, "perf-scripts", "pyperf-record")
+PYMERGE = os.path.join(TOP, "build", "merge", "pymerge")
+
+PROGRAM = r"""
+import os, sys, time
+RATE, SECONDS = float(sys.argv[1]), float(sys.argv[2])
+fd = os.open("/dev/null", os.O_WRONLY)
+counts = {"common": 0, "rare": 0}
+def common():
+    os.write(fd, b"x")
+    counts["common"] += 1
+def rare():
+    os.write(fd, b"y")
+    counts["rare"] += 1
+start = time.monotonic()
+# RATE * SECONDS writes in batches of 30, paced: a program that keeps up
+# takes SECONDS; one slowed down by its profiler takes longer.
+for n in range(0, int(RATE * SECONDS), 30):
+    due = start + n / RATE
+    now = time.monotonic()
+    if now < due:
+        time.sleep(due - now)
+    for i in range(30):
+        (rare if i % 3 == 0 else common)()
+print(counts["common"], counts["rare"], time.monotonic() - start, flush=True)
+"""
+
+
+def run_plain(python, prog, rate, seconds):
+    out = subprocess.run([python, prog, str(rate), str(seconds)], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout.split()
+    return float(out[2]), [int(x) for x in out[:2]]
+
+
+def run_recorded(python, prog, rate, seconds, extra, work):
+    out = os.path.join(work, "rec")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "build", "libpyperfmap"),
+               PATH=os.path.dirname(PYMERGE) + ":" + os.environ["PATH"])
+    r = subprocess.run([RECORD, "--mode", "syscalls", "-o", out] + extra +
+                       ["--", python, prog, str(rate), str(seconds)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    if r.returncode:
+        sys.exit("pyperf-record %s failed: %s" % (" ".join(extra), r.stderr[-2000:]))
+    *truth, took = r.stdout.split()
+    truth, took = [int(x) for x in truth], float(took)
+    data = os.path.join(out, "perf.data")
+    m = subprocess.run([PYMERGE, "-v", "--view", "python", data], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    got = {"common": 0, "rare": 0}
+    for line in m.stdout.splitlines():
+        stack, _, n = line.rpartition(" ")
+        for name in got:
+            if ";%s (" % name in stack and "write" in stack:
+                got[name] += int(n)
+    lost = sum(int(x) for x in re.findall(r"(\d+) lost,", m.stderr))
+    return took, truth, got, lost, os.path.getsize(data)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--python", default="/root/.pyenv/versions/3.12.1/bin/python3.12")
+    ap.add_argument("--rate", type=float, default=50000)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("configs", nargs="*", default=[""])
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-syscalls-")
+    try:
+        prog = os.path.join(work, "writes.py")
+        with open(prog, "w") as f:
+            f.write(PROGRAM)
+        base, truth = run_plain(a.python, prog, a.rate, a.seconds)
+        print("unprofiled: %.2f s, %d + %d writes (%.0f/s)" % (base, truth[0], truth[1], sum(truth) / base))
+        for config in a.configs:
+            extra = [x for x in config.split(";") if x]
+            took, truth, got, lost, size = run_recorded(a.python, prog, a.rate, a.seconds, extra, work)
+            share = ["%s %.1f%%" % (k, 100.0 * got[k] / t) for k, t in zip(("common", "rare"), truth)]
+            print("%-28s %.2fx  lost %d  perf.data %.0f MB  counted: %s" %
+                  (" ".join(extra) or "(default)", took / base, lost, size / 1e6, ", ".join(share)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
