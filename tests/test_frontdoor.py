@@ -1,5 +1,5 @@
-"""The front door: perf-scripts/pyperf-demo on a machine that lacks build
-packages (suite "frontdoor").
+"""The front door (suite "frontdoor"): perf-scripts/pyperf-demo on a
+machine that lacks build packages, and the README's commands as pasted.
 
 The packages are really missing from what pyperf-demo and meson look at: a
 private mount namespace (unshare --mount, private propagation) shows dpkg a
@@ -7,9 +7,16 @@ status file without their stanzas and an empty folder where libiberty-dev
 puts its headers; the host's dpkg database and /usr are not touched.  Runs
 pyperf-demo on a copy of the tree, so no build folder of the clone is used.
 
-Run as root by /usr/bin/python3 with MESON_SOURCE_ROOT.
+The README test runs the "Quick start" and "A tour" blocks in order, in a
+copy of the tree whose build/ is the test's build folder: the lines before
+`meson devenv -C build -w . bash` in a plain bash, the lines after it (the
+rest of both sections) in that devenv shell, and the subsection "Without a
+build tree" in a plain bash again.  No substitution is made.
+
+Run as root by /usr/bin/python3 with MESON_SOURCE_ROOT and MESON_BUILD_ROOT.
 """
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,6 +24,46 @@ import unittest
 
 TOP = os.environ["MESON_SOURCE_ROOT"]
 HIDDEN = ("libiberty-dev", "zlib1g-dev")
+DEVENV = "meson devenv -C build -w . bash"
+
+
+def copy_tree(dst):
+    """The clone's files, without its build folders, venv and .git."""
+    shutil.copytree(TOP, dst, ignore=lambda d, names: [
+        n for n in names if d == TOP and (n.startswith(("build", ".ci-", ".git")) or n == "venv")])
+
+
+def sh_blocks(text):
+    """(heading path, code) of each ```sh block of a Markdown text."""
+    blocks, heads = [], []
+    for m in re.finditer(r"^(#{1,3}) ([^\n]*)$|^```sh\n(.*?)^```$", text, re.M | re.S):
+        if m.group(1):
+            heads = heads[:len(m.group(1)) - 1] + [m.group(2)]
+        else:
+            blocks.append((tuple(heads), m.group(3)))
+    return blocks
+
+
+def readme_parts():
+    """The README's quick start and tour as three scripts: before the
+    devenv shell, in it, and the pip subsection."""
+    with open(os.path.join(TOP, "README.md")) as f:
+        blocks = sh_blocks(f.read())
+    before, inside, pip = [], [], []
+    for heads, code in blocks:
+        if len(heads) < 2 or heads[1] not in ("Quick start", "A tour"):
+            continue
+        if len(heads) > 2 and heads[2].startswith("Without a build tree"):
+            pip.append(code)
+            continue
+        for line in code.splitlines():
+            if line.startswith(DEVENV):
+                inside.append("")
+            elif inside:
+                inside.append(line)
+            else:
+                before.append(line)
+    return "\n".join(before), "\n".join(inside), "\n".join(pip)
 
 
 def without_stanzas(status, packages):
@@ -36,8 +83,7 @@ class MissingPackages(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="frontdoor-")
         os.chmod(self.dir, 0o755)  # readable by nobody
         self.src = os.path.join(self.dir, "src")
-        shutil.copytree(TOP, self.src, ignore=lambda d, names: [
-            n for n in names if d == TOP and (n.startswith(("build", ".ci-", ".git")) or n == "venv")])
+        copy_tree(self.src)
 
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -76,6 +122,48 @@ class MissingPackages(unittest.TestCase):
         self.assertNotEqual(rc, 0, err)
         self.assertIn("libiberty/demangle.h", err)
         self.assertIn("pyperf-demo: failed (exit 1): meson setup build", err)
+
+
+class Readme(unittest.TestCase):
+    def test_every_block_parses(self):
+        """Every sh block of the README is valid bash (a backslash before a
+        comment, as once in the package line, is not caught by this alone,
+        hence the run below)."""
+        with open(os.path.join(TOP, "README.md")) as f:
+            for heads, code in sh_blocks(f.read()):
+                p = subprocess.run(["bash", "-n"], input=code, stderr=subprocess.PIPE,
+                                   universal_newlines=True)
+                self.assertEqual(p.returncode, 0, "%s: %s" % (" / ".join(heads), p.stderr))
+
+    @unittest.skipUnless(os.geteuid() == 0, "perf and attaching need root")
+    def test_quick_start_and_tour_as_pasted(self):
+        """The quick start and the tour run as written, from the top of a
+        copy of the clone, each command exiting 0, and leave what they say."""
+        before, inside, pip = readme_parts()
+        self.assertIn("pyperf-record", inside)
+        self.assertIn("pip install", pip)
+        d = tempfile.mkdtemp(prefix="frontdoor-readme-")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        src = os.path.join(d, "src")
+        copy_tree(src)
+        os.symlink(os.environ["MESON_BUILD_ROOT"], os.path.join(src, "build"))
+        bash = ["bash", "-euo", "pipefail", "-x", "-c"]
+        env = dict(os.environ, CI="true")
+        for name, argv in (("before devenv", bash + [before]),
+                           ("in devenv", ["meson", "devenv", "-C", "build", "-w", "."] + bash + [inside]),
+                           ("pip", bash + [pip])):
+            p = subprocess.run(argv, cwd=src, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+            self.assertEqual(p.returncode, 0, "README, %s:\n%s" % (name, p.stdout[-6000:]))
+        with open(os.path.join(src, "rec", "flame.svg")) as f:
+            self.assertIn("handle (app.py)", f.read())
+        with open(os.path.join(src, "python.folded")) as f:
+            self.assertIn("handle (app.py)", f.read())
+        with open(os.path.join(src, "calls.json")) as f:
+            self.assertIn("fetch_rates (app.py)", f.read())
+        for out in ("wall.folded", "sc.folded", "all.folded", "diff.svg", "live/perf.data",
+                    "box/perf.data", "hg/perf.data"):
+            self.assertGreater(os.path.getsize(os.path.join(src, out)), 0, out)
 
 
 if __name__ == "__main__":
