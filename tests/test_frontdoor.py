@@ -166,5 +166,42 @@ class Readme(unittest.TestCase):
             self.assertGreater(os.path.getsize(os.path.join(src, out)), 0, out)
 
 
+class InterpreterThatDoesNotRun(unittest.TestCase):
+    def record(self, python):
+        out = os.path.join(self.dir, "rec")
+        env = dict(os.environ, PATH=os.path.join(os.environ["MESON_BUILD_ROOT"], "merge") + ":" + os.environ["PATH"],
+                   PYTHONPATH=os.path.join(os.environ["MESON_BUILD_ROOT"], "libpyperfmap"))
+        p = subprocess.run([os.path.join(TOP, "perf-scripts", "pyperf-record"), "-o", out, "--", python, "-c", "pass"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env, timeout=120)
+        return p.returncode, p.stderr
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="frontdoor-python-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def test_its_own_error_in_one_line(self):
+        """An interpreter that exits at once with an error gets that error,
+        in one line, not "no build for that version"."""
+        python = os.path.join(self.dir, "python3.99")
+        with open(python, "w") as f:
+            f.write("#!/bin/sh\necho 'python3.99: this interpreter is not installed' >&2\nexit 127\n")
+        os.chmod(python, 0o755)
+        rc, err = self.record(python)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.strip().splitlines(),
+                         ["pyperf-record: %s does not run: python3.99: this interpreter is not installed" % python])
+
+    def test_a_pyenv_shim(self):
+        """pyenv's shim for a version that is installed but not selected."""
+        shim = "/root/.pyenv/shims/python3.12"
+        if not os.path.exists(shim) or subprocess.run([shim, "-c", "pass"], stderr=subprocess.DEVNULL).returncode == 0:
+            self.skipTest("no pyenv shim for python3.12 that fails to run here")
+        rc, err = self.record(shim)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("does not run: pyenv: python3.12: command not found", err)
+
+
 if __name__ == "__main__":
     unittest.main()
