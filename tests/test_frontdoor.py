@@ -203,5 +203,24 @@ class InterpreterThatDoesNotRun(unittest.TestCase):
         self.assertIn("does not run: pyenv: python3.12: command not found", err)
 
 
+class BuildFolderCopy(unittest.TestCase):
+    def test_one_line_where_its_parts_are_missing(self):
+        """build/perf-scripts/pyperf-record (run as perf-scripts/pyperf-record
+        from inside build/, where meson devenv starts) looks for its parts
+        where meson install puts them: before an install, one line saying
+        which command to run instead, not a traceback."""
+        copy = os.path.join(os.environ["MESON_BUILD_ROOT"], "perf-scripts", "pyperf-record")
+        with open(copy) as f:
+            modules = re.search(r"^MODULES = '(.*)'$", f.read(), re.M)
+        if not modules or os.path.isdir(os.path.join(modules.group(1), "pyperfrecord")):
+            self.skipTest("not a build folder's copy, or pyperf-record is installed")
+        p = subprocess.run([copy, "-o", "unused", "--", "/usr/bin/python3", "-c", "pass"],
+                           cwd=os.environ["MESON_BUILD_ROOT"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("run the source tree's perf-scripts/pyperf-record", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
