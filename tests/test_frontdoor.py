@@ -15,6 +15,7 @@ build tree" in a plain bash again.  No substitution is made.
 
 Run as root by /usr/bin/python3 with MESON_SOURCE_ROOT and MESON_BUILD_ROOT.
 """
+import glob
 import os
 import re
 import shutil
@@ -135,6 +136,15 @@ class Readme(unittest.TestCase):
                                    universal_newlines=True)
                 self.assertEqual(p.returncode, 0, "%s: %s" % (" / ".join(heads), p.stderr))
 
+    @staticmethod
+    def remove_maps(src):
+        """The perf maps the recordings left in /tmp (each folder has its copy)."""
+        for saved in glob.glob(os.path.join(src, "*", "perf-*.map")):
+            try:
+                os.unlink(os.path.join("/tmp", os.path.basename(saved)))
+            except FileNotFoundError:
+                pass
+
     @unittest.skipUnless(os.geteuid() == 0, "perf and attaching need root")
     def test_quick_start_and_tour_as_pasted(self):
         """The quick start and the tour run as written, from the top of a
@@ -147,6 +157,7 @@ class Readme(unittest.TestCase):
         src = os.path.join(d, "src")
         copy_tree(src)
         os.symlink(os.environ["MESON_BUILD_ROOT"], os.path.join(src, "build"))
+        self.addCleanup(self.remove_maps, src)
         bash = ["bash", "-euo", "pipefail", "-x", "-c"]
         env = dict(os.environ, CI="true")
         for name, argv in (("before devenv", bash + [before]),
