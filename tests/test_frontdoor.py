@@ -173,7 +173,7 @@ class Readme(unittest.TestCase):
         with open(os.path.join(src, "calls.json")) as f:
             self.assertIn("fetch_rates (app.py)", f.read())
         for out in ("wall.folded", "sc.folded", "all.folded", "diff.svg", "live/perf.data",
-                    "box/perf.data", "hg/perf.data"):
+                    "box/perf.data", "doc/perf.data", "json.html"):
             self.assertGreater(os.path.getsize(os.path.join(src, out)), 0, out)
 
 
