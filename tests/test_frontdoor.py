@@ -119,6 +119,12 @@ class MissingPackages(unittest.TestCase):
     def test_a_failing_step_shows_its_error(self):
         """dpkg says installed but the headers are gone: meson setup fails,
         and its own error is shown with the step, not thrown away."""
+        with open(os.path.join(TOP, "packages", "debian-build.txt")) as f:
+            wanted = [w for line in f for w in line.split("#")[0].split()]
+        p = subprocess.run(["dpkg-query", "-W", "-f", "${Status}\\n"] + wanted, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True)
+        if p.stdout.count("install ok installed") != len(wanted):
+            self.skipTest("a build package is missing here: pyperf-demo would install it for real")
         rc, err = self.demo(())
         self.assertNotEqual(rc, 0, err)
         self.assertIn("libiberty/demangle.h", err)
