@@ -237,14 +237,20 @@ class Pip(Scratch):
         .pth hook and the three commands; they work from there, children too."""
         venv = os.path.join(self.dir, "venv")
         subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True)
-        src = os.path.join(self.dir, "src")  # a copy: pip must not leave files in the tree
-        shutil.copytree(os.environ["MESON_SOURCE_ROOT"], src,
-                        ignore=shutil.ignore_patterns("build*", ".git", ".ci-*"))
+        src = os.path.join(self.dir, "src")  # a copy with its git state, as the clone is
+        top = os.environ["MESON_SOURCE_ROOT"]
+        shutil.copytree(top, src, ignore=lambda d, names: [  # the clone's build folders and venv
+            n for n in names if d == top and (n.startswith(("build", ".ci-")) or n == "venv")])
+        status = ["git", "-C", src, "status", "--porcelain", "--ignored=no"]
+        before = subprocess.run(status, stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
         py = os.path.join(venv, "bin", "python3")
         r = subprocess.run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-index", src],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                            env=dict(os.environ, PYTHONPATH=""), timeout=900)
         self.assertEqual(r.returncode, 0, r.stdout)
+        # pip leaves the tree as git saw it (meson-python writes its native file there).
+        after = subprocess.run(status, stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+        self.assertEqual(after, before)
         bindir = os.path.join(venv, "bin")
         for cmd in ("pymerge", "pyperf-record", "pyperf-flamegraph"):
             self.assertTrue(os.access(os.path.join(bindir, cmd), os.X_OK), cmd)
@@ -267,6 +273,11 @@ class Pip(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "flame.svg")) as f:
             self.assertIn("(hg)", f.read())
+        # Not activated: the venv's commands run by path find each other.
+        bare = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": ""}
+        r = run([os.path.join(bindir, "pyperf-flamegraph"), out, "-o", os.path.join(out, "bare.svg")], env=bare)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.getsize(os.path.join(out, "bare.svg")) > 0)
 
 
 if __name__ == "__main__":

@@ -167,9 +167,12 @@ def python_environment(python, opts, hook):
         os.symlink(pkg, os.path.join(hook, "pyperfmap"))
         facts = interpreter_facts(python, opts, env)
     if facts is None:
-        ver = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             universal_newlines=True).stdout.strip() or "?"
+        p = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        if p.returncode != 0:  # not an interpreter that runs (a pyenv shim without that version)
+            err = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
+            die("%s does not run: %s" % (python, err))
+        ver = p.stdout.strip()
         die("%s (Python %s) cannot import pyperfmap: %s has no build for that version;"
             " build it for that interpreter (meson setup -Dpythons=%s)" % (python, ver, pkg, python))
     return (env,) + facts
