@@ -4,9 +4,12 @@
 A program makes about RATE write()s a second for SECONDS, from two
 functions whose counts it knows (one write in three from `rare`, the rest
 from `common`).  It runs once unprofiled and once under pyperf-record per
-configuration given; each line gives the ratio of the program's own
-wall time to the unprofiled run's, the records perf lost, perf.data's size, and how many of
-each function's writes pymerge counted.
+configuration given; each line gives the ratio of the program's own wall
+time to the unprofiled run's, the same for its CPU time (user and system:
+the kernel's work per event is charged to the program), the records perf
+lost, perf.data's size, and how many of each function's writes pymerge
+counted.  Wall times suffer when other work shares the CPUs; CPU times
+much less.
 
   bench/bench_syscalls.py [--python PY] [--rate N] [--seconds S] [-- EXTRA ...]
 
@@ -41,14 +44,14 @@ for n in range(0, int(RATE * SECONDS), 30):
         time.sleep(due - now)
     for i in range(30):
         (rare if i % 3 == 0 else common)()
-print(counts["common"], counts["rare"], time.monotonic() - start, flush=True)
+print(counts["common"], counts["rare"], time.monotonic() - start, time.process_time(), flush=True)
 """
 
 
 def run_plain(python, prog, rate, seconds):
     out = subprocess.run([python, prog, str(rate), str(seconds)], stdout=subprocess.PIPE,
                          universal_newlines=True, check=True).stdout.split()
-    return float(out[2]), [int(x) for x in out[:2]]
+    return float(out[2]), float(out[3]), [int(x) for x in out[:2]]
 
 
 def run_recorded(python, prog, rate, seconds, extra, work):
@@ -61,8 +64,8 @@ def run_recorded(python, prog, rate, seconds, extra, work):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
     if r.returncode:
         sys.exit("pyperf-record %s failed: %s" % (" ".join(extra), r.stderr[-2000:]))
-    *truth, took = r.stdout.split()
-    truth, took = [int(x) for x in truth], float(took)
+    printed = r.stdout.split()
+    truth, took, cpu = [int(x) for x in printed[:2]], float(printed[2]), float(printed[3])
     data = os.path.join(out, "perf.data")
     m = subprocess.run([PYMERGE, "-v", "--view", "python", data], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True, env=env)
@@ -73,7 +76,7 @@ def run_recorded(python, prog, rate, seconds, extra, work):
             if ";%s (" % name in stack and "write" in stack:
                 got[name] += int(n)
     lost = sum(int(x) for x in re.findall(r"(\d+) lost,", m.stderr))
-    return took, truth, got, lost, os.path.getsize(data)
+    return took, cpu, truth, got, lost, os.path.getsize(data)
 
 
 def main():
@@ -88,14 +91,16 @@ def main():
         prog = os.path.join(work, "writes.py")
         with open(prog, "w") as f:
             f.write(PROGRAM)
-        base, truth = run_plain(a.python, prog, a.rate, a.seconds)
-        print("unprofiled: %.2f s, %d + %d writes (%.0f/s)" % (base, truth[0], truth[1], sum(truth) / base))
+        base, base_cpu, truth = run_plain(a.python, prog, a.rate, a.seconds)
+        print("unprofiled: %.2f s (CPU %.2f s), %d + %d writes (%.0f/s)" %
+              (base, base_cpu, truth[0], truth[1], sum(truth) / base))
         for config in a.configs:
             extra = [x for x in config.split(";") if x]
-            took, truth, got, lost, size = run_recorded(a.python, prog, a.rate, a.seconds, extra, work)
+            took, cpu, truth, got, lost, size = run_recorded(a.python, prog, a.rate, a.seconds, extra, work)
             share = ["%s %.1f%%" % (k, 100.0 * got[k] / t) for k, t in zip(("common", "rare"), truth)]
-            print("%-28s %.2fx  lost %d  perf.data %.0f MB  counted: %s" %
-                  (" ".join(extra) or "(default)", took / base, lost, size / 1e6, ", ".join(share)))
+            print("%-20s wall %.2fx  CPU %.2fx  lost %d  perf.data %.0f MB  counted: %s" %
+                  (" ".join(extra) or "(default)", took / base, cpu / base_cpu, lost, size / 1e6,
+                   ", ".join(share)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
