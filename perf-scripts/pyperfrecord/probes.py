@@ -57,7 +57,7 @@ def libc_of(python=None, pid=None):
     the dynamic loader gives the interpreter."""
     if pid is not None:
         with open("/proc/%d/maps" % pid) as f:
-            found = re.search(r"\s(/\S*/libc[.-]\S*\.so\S*)$", f.read(), re.M)
+            found = re.search(r"\s(/\S*/libc(?:[.-]\S*)?\.so\S*)$", f.read(), re.M)
     else:
         out = subprocess.run(["ldd", python], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              universal_newlines=True).stdout
