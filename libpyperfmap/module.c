@@ -82,7 +82,9 @@ out:
 }
 
 /* Registered with the atexit module, so it runs at the start of
- * finalization while the interpreter is whole.  (Py_AtExit would run it after
+ * finalization while the interpreter is whole: after the program's own
+ * atexit handlers (registered later, run first), before module globals are
+ * freed, which is when pyperfmap:finalize says the program's code is done.  (Py_AtExit would run it after
  * the interpreter is freed, and the time it takes there lets CPython's
  * daemon threads wake up into freed memory: a crash seen on 3.10.)  Later
  * calls run through the default evaluator; a thread already past the hook

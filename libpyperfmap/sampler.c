@@ -63,7 +63,7 @@ static int64_t draw(void)
 int sampler_crossed(size_t size, uint64_t *weight)
 {
     if (rng == 0) {             /* the thread's first allocation: draw its count */
-        sampler_left = draw() - (int64_t)size;
+        sampler_left = draw() - (size < ((size_t)1 << 62) ? (int64_t)size : (int64_t)1 << 62);
         if (sampler_left > 0)
             return 0;
     }

@@ -45,7 +45,8 @@ int sampler_crossed(size_t size, uint64_t *weight);
 /* Whether an allocation of size bytes is sampled, and its weight then. */
 static inline int sampler_take(size_t size, uint64_t *weight)
 {
-    sampler_left -= (int64_t)size;
+    /* (a size past 2^62 fails in any allocator: clamped, it cannot overflow) */
+    sampler_left -= size < ((size_t)1 << 62) ? (int64_t)size : (int64_t)1 << 62;
     if (__builtin_expect(sampler_left > 0, 1))
         return 0;
     return sampler_crossed(size, weight);
