@@ -148,25 +148,41 @@ class StaticProbes(AllocProbes):
     def __init__(self, perf, probes):
         AllocProbes.__init__(self, perf, None, probes)
 
-    def add(self):
-        cached = set()
-        for path, sdt, event, args in self.probes:
-            if path not in cached:   # perf reads SDT notes from its build-id cache only
-                r = subprocess.run([self.perf, "buildid-cache", "--add", path], stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, universal_newlines=True)
-                if r.returncode != 0:
-                    die("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
-                cached.add(path)
+    def cache(self, path):
+        """perf reads SDT notes from its build-id cache only."""
+        r = subprocess.run([self.perf, "buildid-cache", "--add", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True)
+        if r.returncode != 0:
+            die("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
+
+    def definition(self, path, sdt):
+        """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
+        or (None, perf's output).  Tried again after caching path anew: the
+        cache is the whole system's, and other perf commands update it."""
+        for attempt in range(3):
+            if attempt:
+                self.cache(path)
             r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_pyperfmap:" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
                           r.stdout, re.M)
-            regs = m.group(2).split() if m else []
-            if not m or len(regs) != len(args):
+            if m:
+                return m.group(1), m.group(2).split()
+        return None, r.stdout
+
+    def add(self):
+        cached = set()
+        for path, sdt, event, args in self.probes:
+            if path not in cached:
+                self.cache(path)
+                cached.add(path)
+            where, regs = self.definition(path, sdt)
+            if where is None or len(regs) != len(args):
+                last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
                 die("%s has no static probe pyperfmap:%s (a build without systemtap-sdt-dev's"
-                    " sys/sdt.h, or -Dusdt=disabled)" % (path, sdt))
+                    " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
             fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs))
-            self.write(event, "p:%s/%s %s%s" % (self.group, event, m.group(1), fields))
+            self.write(event, "p:%s/%s %s%s" % (self.group, event, where, fields))
 
 
 def call_probes(perf, ext):
