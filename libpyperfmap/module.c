@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "arena.h"
+#include "heapsample.h"
 #include "mapfile.h"
 #include "trampoline.h"
 
@@ -81,7 +82,9 @@ out:
 }
 
 /* Registered with the atexit module, so it runs at the start of
- * finalization while the interpreter is whole.  (Py_AtExit would run it after
+ * finalization while the interpreter is whole: after the program's own
+ * atexit handlers (registered later, run first), before module globals are
+ * freed, which is when pyperfmap:finalize says the program's code is done.  (Py_AtExit would run it after
  * the interpreter is freed, and the time it takes there lets CPython's
  * daemon threads wake up into freed memory: a crash seen on 3.10.)  Later
  * calls run through the default evaluator; a thread already past the hook
@@ -89,6 +92,7 @@ out:
 static PyObject *close_at_exit(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
+    heapsample_finalize();
     if (evalhook_owner() == EVALHOOK_OURS)
         evalhook_set(EVALHOOK_DEFAULT, 0);
     pthread_mutex_lock(&lock);
@@ -247,6 +251,7 @@ static PyMethodDef methods[] = {
     {"disable", py_disable, METH_NOARGS, "disable()\n\nStop making and using trampolines."},
     {"is_enabled", py_is_enabled, METH_NOARGS, "is_enabled() -> bool"},
     {"map_path", py_map_path, METH_NOARGS, "map_path() -> str or None\n\nThis process's perf map."},
+    HEAPSAMPLE_METHOD,
     {"_set_noop_hook", py_set_noop_hook, METH_O,
      "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
     {"_stats", py_stats, METH_NOARGS,

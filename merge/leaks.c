@@ -100,6 +100,17 @@ static int release(struct leaks *l, struct idmap *by_ptr, uint64_t ptr, uint64_t
     return 0;
 }
 
+/* A new live block; one still live at its address lost its free. */
+static void add_block(struct leaks *l, struct idmap *by_ptr, struct leak_block nb)
+{
+    struct leak_block *b = live(l, by_ptr, nb.ptr);
+    if (b)
+        b->end = nb.time;
+    GROW(l->blocks, l->cap, l->n + 1);
+    l->blocks[l->n++] = nb;
+    idmap__put(by_ptr, nb.ptr, (void *)(uintptr_t)l->n);
+}
+
 void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn, uint64_t ptr,
                    uint64_t time)
 {
@@ -130,14 +141,18 @@ void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn,
     if (b && b->time >= e.time) {
         /* Made by an allocator this call called (glibc's realloc(NULL, n)
          * calls malloc): the same block, which is this call's, once. */
-        *b = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
+        *b = (struct leak_block){ptr, e.bytes, 1, time, 0, e.thread, e.stack, pid};
         return;
     }
-    if (b)
-        b->end = time;                  /* its free was not recorded */
-    GROW(l->blocks, l->cap, l->n + 1);
-    l->blocks[l->n++] = (struct leak_block){ptr, e.bytes, time, 0, e.thread, e.stack};
-    idmap__put(by_ptr, ptr, (void *)(uintptr_t)l->n);
+    add_block(l, by_ptr, (struct leak_block){ptr, e.bytes, 1, time, 0, e.thread, e.stack, pid});
+}
+
+void leaks__sampled(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t bytes, uint64_t objects,
+                    uint32_t thread, uint32_t stack, uint64_t time)
+{
+    if (ptr)
+        add_block(l, blocks_of(l, pid),
+                  (struct leak_block){ptr, bytes, objects, time, 0, thread, stack, pid});
 }
 
 void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time)

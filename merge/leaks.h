@@ -32,8 +32,10 @@ enum leak_fn { LEAK_MALLOC, LEAK_CALLOC, LEAK_REALLOC, LEAK_ALIGNED };
 
 struct leak_block {
     uint64_t ptr, bytes;
+    uint64_t objects;           /* allocations it stands for: 1, or a sample's */
     uint64_t time, end;         /* allocated at; freed at, 0 while live */
     uint32_t thread, stack;     /* profile ids of who asked */
+    uint32_t pid;
 };
 
 struct leak_counts {
@@ -55,6 +57,11 @@ void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes
 /* tid's fn returned ptr, an address in process pid. */
 void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn, uint64_t ptr,
                    uint64_t time);
+
+/* A sampled block at ptr in process pid, standing for bytes in objects
+ * allocations, made by (thread, stack). */
+void leaks__sampled(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t bytes, uint64_t objects,
+                    uint32_t thread, uint32_t stack, uint64_t time);
 
 /* free(ptr) in process pid. */
 void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time);

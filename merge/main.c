@@ -72,10 +72,13 @@ static const char usage[] =
     "                        calls: pyperfmap's function__entry/return probes\n"
     "                          (pyperf-record --mode calls): every call a span;\n"
     "                          wall-ns (time at each stack), count, latency-ns\n"
-    "                        alloc: uprobes on malloc, calloc, realloc... (pyperf-record\n"
-    "                          --mode alloc) and mmap: bytes asked for, or count\n"
-    "                        leaks: allocations paired with their frees: blocks still\n"
-    "                          live at the end (live-bytes; count, bytes allocated);\n"
+    "                        alloc: allocations sampled by bytes (pyperf-record --mode\n"
+    "                          alloc), each weighted by what it stands for, or every\n"
+    "                          call of malloc, calloc... and mmap (--exact): bytes\n"
+    "                          asked for, or count\n"
+    "                        leaks: allocations paired with their frees: what is still\n"
+    "                          live at the end of each process's own code (--at;\n"
+    "                          live-bytes; count, bytes and objects allocated);\n"
     "                          --format table: live bytes over time, top stacks;\n"
     "                          --format growth: the same as an SVG plot\n"
     "                          pymerge --mode offcpu --tid rec/perf.data\n"
@@ -85,6 +88,11 @@ static const char usage[] =
     "  --inside REGEX        calls: keep only the calls made inside a call that\n"
     "                          matches (that call included)\n"
     "                          pymerge --inside '^clone ' --format trace rec/perf.data\n"
+    "  --at end|peak|SECONDS leaks: count live bytes at the end of the program's own\n"
+    "                          code, before finalization frees its globals (default;\n"
+    "                          the end of the recording for a process that never got\n"
+    "                          there), at the peak of live bytes, or SECONDS after the\n"
+    "                          first event; the growth table and plot end there too\n"
     "  --event NAME          fold the samples of event NAME, in the cpu mode (default:\n"
     "                          the event of the first sample)\n"
     "                          pymerge --event task-clock perf.data\n"
@@ -162,7 +170,7 @@ static const char usage[] =
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
        O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY,
-       O_LABEL, O_LABEL_FRAMES };
+       O_LABEL, O_LABEL_FRAMES, O_AT };
 
 struct cli {
     struct pipeline_opts o;
@@ -310,6 +318,26 @@ static int good_label(const char *s)
     return eq && eq > s && eq[1] && !strchr(eq + 1, '=') && !strchr(s, ',') && !strchr(s, ';');
 }
 
+/* --at end|peak|SECONDS (leaks): when live bytes are counted. */
+static int parse_at(const char *s, struct pipeline_opts *o)
+{
+    char *end;
+    if (!strcmp(s, "end") || !strcmp(s, "peak")) {
+        o->at = *s == 'e' ? AT_END : AT_PEAK;
+        return 0;
+    }
+    errno = 0;
+    double sec = strtod(s, &end);
+    if (end == s || *end || errno || !(sec >= 0) || sec > 1e9) {
+        fprintf(stderr, "pymerge: --at %s: give end, peak or a number of seconds from the"
+                " start of the recording (0 or more)\n", s);
+        return -EINVAL;
+    }
+    o->at = AT_SECONDS;
+    o->at_ns = (uint64_t)(sec * 1e9);
+    return 0;
+}
+
 static void out_of_memory(void)
 {
     fputs("pymerge: out of memory\n", stderr);
@@ -327,6 +355,7 @@ int main(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"view", required_argument, NULL, O_VIEW},
         {"mode", required_argument, NULL, O_MODE},
+        {"at", required_argument, NULL, O_AT},
         {"events", no_argument, NULL, O_EVENTS},
         {"no-native-leaf", no_argument, NULL, O_NO_LEAF},
         {"pid", no_argument, NULL, O_PID},
@@ -414,6 +443,10 @@ int main(int argc, char **argv)
         case O_ANNOTATE: cli.w.annotate = 1; break;
         case O_EVENT: o->event = optarg; break;
         case O_WEIGHT: o->weight = optarg; break;
+        case O_AT:
+            if (parse_at(optarg, o) < 0)
+                goto bad;
+            break;
         case O_KALLSYMS: o->kallsyms = optarg; break;
         case O_MAP_DIR: o->map_dir = optarg; break;
         case O_FORMAT:

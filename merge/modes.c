@@ -52,6 +52,8 @@ static enum mode detect(struct perf_reader *r)
 {
     if (has_probe(r, "function__entry"))
         return MODE_CALLS;
+    if (has_probe(r, "py_alloc") || has_probe(r, "c_alloc"))
+        return has_probe(r, "py_free") || has_probe(r, "c_free") ? MODE_LEAKS : MODE_ALLOC;
     if (has_probe(r, "malloc__return") && has_probe(r, "free"))
         return MODE_LEAKS;
     if (has_probe(r, "malloc"))
@@ -183,17 +185,34 @@ static int alloc_init(struct modes *m, struct perf_reader *r, const char *shown)
         }
         if (m->mode == MODE_LEAKS && is_probe(a->name, "free"))
             m->role[i] = ROLE_FREE;
+        if (is_probe(a->name, "py_alloc") || is_probe(a->name, "c_alloc"))
+            m->role[i] = ROLE_SAMPLED, f->fn = LEAK_MALLOC;
+        if (m->mode == MODE_LEAKS && (is_probe(a->name, "py_free") || is_probe(a->name, "c_free")))
+            m->role[i] = ROLE_SAMPLED_FREE;
+        if (m->mode == MODE_LEAKS && is_probe(a->name, "finalize")) {
+            m->role[i] = ROLE_FINALIZE;
+            continue;
+        }
         if (m->mode == MODE_ALLOC && event_matches(a->name, "syscalls:sys_enter_mmap"))
             m->role[i] = ROLE_ALLOC, size = "len";
         if (m->role[i] == ROLE_NONE)
             continue;
         uint64_t id;
-        int need_size = m->role[i] == ROLE_ALLOC, need_ptr = m->role[i] != ROLE_ALLOC;
-        if (!m->td || !tracepoint(a, &id) ||
-            (need_size && tracedata__field(m->td, id, size, &f->bytes) < 0) ||
-            (need_ptr && tracedata__field(m->td, id, "ptr", &f->ptr) < 0)) {
+        int sampled = m->role[i] == ROLE_SAMPLED;
+        int need_size = m->role[i] == ROLE_ALLOC || sampled;
+        int need_ptr = m->role[i] != ROLE_ALLOC;
+        const char *missing = NULL;
+        if (!m->td || !tracepoint(a, &id))
+            missing = need_size ? size : "ptr";
+        else if (need_size && tracedata__field(m->td, id, size, &f->bytes) < 0)
+            missing = size;
+        else if (need_ptr && tracedata__field(m->td, id, "ptr", &f->ptr) < 0)
+            missing = "ptr";
+        else if (sampled && tracedata__field(m->td, id, "weight", &f->weight) < 0)
+            missing = "weight";
+        if (missing) {
             fprintf(stderr, "pymerge: %s: %s has no field %s (no tracing data in the recording?)\n",
-                    shown, a->name, need_size ? size : "ptr");
+                    shown, a->name, missing);
             return -EINVAL;
         }
         f->has_nmemb = tracedata__field(m->td, id, "nmemb", &f->nmemb) == 0;
@@ -202,6 +221,7 @@ static int alloc_init(struct modes *m, struct perf_reader *r, const char *shown)
     }
     if (m->mode == MODE_LEAKS) {
         m->leaks = leaks__new();
+        idmap__init(&m->finalized);
         profile__keep_time(m->p);       /* the growth table */
     }
     return 0;
@@ -289,8 +309,9 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
         break;
     }
     case MODE_LEAKS: {
-        struct value_type t[] = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"}};
-        profile__set_types(p, t, 3, 1);
+        struct value_type t[] = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"},
+                                 {"objects", "count"}};
+        profile__set_types(p, t, 4, 1);
         if (alloc_init(m, r, shown) < 0)
             return -EINVAL;
         break;
@@ -342,11 +363,19 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
     return 0;
 }
 
+void modes__set_at(struct modes *m, enum at_kind at, uint64_t ns)
+{
+    m->at = at;
+    m->at_ns = ns;
+}
+
 void modes__exit(struct modes *m)
 {
     tracedata__delete(m->td);
     intervals__delete(m->spans);
     calls__delete(m->calls);
+    if (m->leaks)
+        idmap__exit(&m->finalized);
     leaks__delete(m->leaks);
     free(m->af);
     free(m->f_key);
@@ -447,6 +476,8 @@ static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thr
     if (m->mode == MODE_ALLOC) {
         uint64_t v[PROFILE_MAX_VALUES] = {1, bytes};
         profile__add(m->p, thread, stack, s->time, v);
+    } else if (role == ROLE_SAMPLED_FREE) {
+        leaks__free(m->leaks, s->pid, ptr, s->time);
     } else if (role == ROLE_ALLOC) {
         leaks__enter(m->leaks, s->tid, (enum leak_fn)f->fn, bytes, ptr, thread, stack, s->time);
     } else if (role == ROLE_ALLOC_RETURN) {
@@ -456,12 +487,35 @@ static void alloc_event(struct modes *m, const struct pd_sample *s, uint32_t thr
     }
 }
 
+/* A sampled allocation: it stands for weight bytes, in weight / bytes
+ * allocations of its size (Go's scaling, done in the process). */
+static void sampled_alloc(struct modes *m, const struct pd_sample *s, uint32_t thread,
+                          uint32_t stack)
+{
+    const struct alloc_fields *f = &m->af[s->attr_idx];
+    uint64_t bytes, weight, ptr;
+    if (td_field__read(&f->bytes, s->raw, s->raw_size, &bytes) < 0 ||
+        td_field__read(&f->weight, s->raw, s->raw_size, &weight) < 0 ||
+        td_field__read(&f->ptr, s->raw, s->raw_size, &ptr) < 0)
+        return;
+    uint64_t objects = bytes ? (weight + bytes / 2) / bytes : 1;
+    m->sampled++;
+    if (m->mode == MODE_ALLOC) {
+        uint64_t v[PROFILE_MAX_VALUES] = {objects, weight};
+        profile__add(m->p, thread, stack, s->time, v);
+    } else {
+        leaks__sampled(m->leaks, s->pid, ptr, weight, objects, thread, stack, s->time);
+    }
+}
+
 void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
 {
     uint64_t v[PROFILE_MAX_VALUES];
     struct span sp = {s->time, thread, stack}, old;
     if (s->time > m->last_time)
         m->last_time = s->time;
+    if (!m->first_time || s->time < m->first_time)
+        m->first_time = s->time;
     switch (modes__role(m, s->attr_idx)) {
     case ROLE_SAMPLE:
         modes__values(m, s, v);
@@ -492,7 +546,15 @@ void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, 
     case ROLE_ALLOC:
     case ROLE_ALLOC_RETURN:
     case ROLE_FREE:
+    case ROLE_SAMPLED_FREE:
         alloc_event(m, s, thread, stack);
+        break;
+    case ROLE_SAMPLED:
+        sampled_alloc(m, s, thread, stack);
+        break;
+    case ROLE_FINALIZE:         /* the first, should a process fire it twice */
+        if (!idmap__get(&m->finalized, s->pid))
+            idmap__put(&m->finalized, s->pid, (void *)(uintptr_t)(s->time + 1));
         break;
     case ROLE_CALL_ENTRY:       /* modes__call's */
     case ROLE_CALL_RETURN:
@@ -540,26 +602,78 @@ void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time)
     calls__exit(m->calls, tid, time);
 }
 
-/* The leaks mode's end: every block's bytes over its lifetime (a block
- * live at the end lasts past it), what is still live by stack, and one line
- * on what could not be blamed. */
+struct change {                 /* live bytes go up or down at a time */
+    uint64_t time;
+    int64_t bytes;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct change *x = a, *y = b;
+    return x->time != y->time ? (x->time < y->time ? -1 : 1) : (x->bytes < y->bytes ? -1 : 1);
+}
+
+/* When the live bytes of all processes together were at their highest. */
+static uint64_t peak_time(const struct leak_block *b, size_t n)
+{
+    struct change *c = xmalloc((2 * n + 1) * sizeof(*c));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        c[k++] = (struct change){b[i].time, (int64_t)b[i].bytes};
+        if (b[i].end)
+            c[k++] = (struct change){b[i].end, -(int64_t)b[i].bytes};
+    }
+    qsort(c, k, sizeof(*c), by_time);   /* frees first at a tie: no false peak */
+    int64_t live = 0, best = -1;
+    uint64_t at = 0;
+    for (size_t i = 0; i < k; i++) {
+        live += c[i].bytes;
+        if (live > best)
+            best = live, at = c[i].time;
+    }
+    free(c);
+    return at;
+}
+
+/* The moment a block of process pid is counted at (--at). */
+static uint64_t moment(const struct modes *m, uint32_t pid, uint64_t peak)
+{
+    if (m->at == AT_PEAK)
+        return peak;
+    if (m->at == AT_SECONDS)
+        return m->first_time + m->at_ns;
+    uintptr_t fin = (uintptr_t)idmap__get(&m->finalized, pid);
+    return fin ? fin - 1 : m->last_time;
+}
+
+/* The leaks mode's end: every block's bytes until the moment (a block live
+ * then lasts past it), what is live then by stack, and one line on what
+ * could not be blamed. */
 static void leaks_finish(struct modes *m)
 {
     size_t n;
     const struct leak_block *b = leaks__blocks(m->leaks, &n);
-    uint64_t live = 0, live_bytes = 0;
+    uint64_t live = 0, live_bytes = 0, peak = m->at == AT_PEAK ? peak_time(b, n) : 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t v[PROFILE_MAX_VALUES] = {!b[i].end, b[i].end ? 0 : b[i].bytes, b[i].bytes};
+        uint64_t t = moment(m, b[i].pid, peak);
+        int alive = b[i].time <= t && (!b[i].end || b[i].end > t);
+        uint64_t v[PROFILE_MAX_VALUES] = {alive ? b[i].objects : 0, alive ? b[i].bytes : 0,
+                                          b[i].bytes, b[i].objects};
         profile__add_values(m->p, b[i].thread, b[i].stack, v);
-        profile__add_timed(m->p, b[i].thread, b[i].stack, b[i].time,
-                           b[i].end ? b[i].end : m->last_time + 1, b[i].bytes);
+        if (b[i].time <= t)
+            profile__add_timed(m->p, b[i].thread, b[i].stack, b[i].time,
+                               b[i].end && b[i].end <= t ? b[i].end : t + 1, b[i].bytes);
         live += v[0];
         live_bytes += v[1];
     }
+    static const char *const when[] = {[AT_END] = "at the end of the program's code",
+                                       [AT_PEAK] = "at the peak", [AT_SECONDS] = "at --at"};
     struct leak_counts c = leaks__counts(m->leaks);
-    fprintf(stderr, "pymerge: %s: %" PRIu64 " blocks (%" PRIu64 " bytes) still live of %zu allocated;"
+    fprintf(stderr, "pymerge: %s: %" PRIu64 " %s (%" PRIu64 " bytes) still live %s of %zu %s;"
             " %" PRIu64 " frees of blocks allocated before the recording (not counted), %" PRIu64
-            " allocator events unpaired, %" PRIu64 " failed\n", m->shown, live, live_bytes, n,
+            " allocator events unpaired, %" PRIu64 " failed\n", m->shown, live,
+            m->sampled ? "allocations" : "blocks", live_bytes, when[m->at], n,
+            m->sampled ? "sampled (estimates, weighted by their samples)" : "allocated",
             c.unknown_frees, c.unpaired, c.failed);
 }
 
@@ -567,6 +681,9 @@ void modes__finish(struct modes *m)
 {
     if (m->leaks)
         leaks_finish(m);
+    else if (m->sampled)
+        fprintf(stderr, "pymerge: %s: %" PRIu64 " sampled allocations: counts and bytes are"
+                " estimates, each sample weighted by what it stands for\n", m->shown, m->sampled);
     if (m->calls)
         calls__finish(m->calls, m->last_time);
     struct span sp;

@@ -11,10 +11,16 @@
  *   alloc     uprobes on the C allocator's entries (pyperf_PID:malloc...,
  *             with the size asked for) and mmap calls: count and bytes
  *             per stack (calloc: nmemb * bytes), bytes by default
+ *             Sampled (pyperf-record's default): pyperfmap's py_alloc and
+ *             its interposer's c_alloc, one per N bytes on average, each
+ *             standing for its weight in bytes (count: weight / bytes)
  *   leaks     those entries paired with their returns and the frees
- *             (leaks.c): the blocks still live at the end by allocating
- *             stack (count, live-bytes, bytes), live-bytes by default;
- *             time order kept for the growth table
+ *             (leaks.c): the blocks still live by allocating stack (count,
+ *             live-bytes, bytes, objects), live-bytes by default, at the
+ *             end of each process's own code (its finalize probe; the end
+ *             of the recording without one), at the peak of live bytes, or
+ *             at a time (--at); time order kept for the growth table.
+ *             Sampled: py_alloc/c_alloc with py_free/c_free
  *   calls     pyperfmap's function__entry/function__return probes (and
  *             system calls, when recorded), without stacks: calls.c makes
  *             the stacks, each call a span (count, wall-ns, latency-ns)
@@ -27,6 +33,7 @@
 #define PYMERGE_MODES_H
 
 #include "calls.h"
+#include "idmap.h"
 #include "intervals.h"
 #include "leaks.h"
 #include "perfdata.h"
@@ -41,11 +48,15 @@ enum mode { MODE_AUTO, MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS, MODE_CAL
 
 /* What a sample of an event is for. */
 enum role { ROLE_NONE, ROLE_SAMPLE, ROLE_SWITCH, ROLE_SYS_ENTER, ROLE_SYS_EXIT, ROLE_CALL_ENTRY,
-            ROLE_CALL_RETURN, ROLE_ALLOC, ROLE_ALLOC_RETURN, ROLE_FREE };
+            ROLE_CALL_RETURN, ROLE_ALLOC, ROLE_ALLOC_RETURN, ROLE_FREE, ROLE_SAMPLED,
+            ROLE_SAMPLED_FREE, ROLE_FINALIZE };
+
+/* The moment the leaks mode counts live bytes at (--at). */
+enum at_kind { AT_END, AT_PEAK, AT_SECONDS };
 
 /* What an allocator event says, per attr (alloc and leaks modes). */
 struct alloc_fields {
-    struct td_field bytes, nmemb, ptr, flags;
+    struct td_field bytes, nmemb, ptr, flags, weight;
     uint8_t fn;                 /* enum leak_fn, or ALLOC_MMAP */
     uint8_t has_nmemb, has_ptr, has_flags;
 };
@@ -68,6 +79,11 @@ struct modes {
     struct td_field *f_key;     /* calls mode, per attr: what an entry or return is of */
     struct alloc_fields *af;    /* alloc and leaks modes, per attr */
     struct leaks *leaks;        /* leaks mode */
+    struct idmap finalized;     /* leaks mode: pid -> when its code finished (+1) */
+    enum at_kind at;
+    uint64_t at_ns;             /* AT_SECONDS: after the first event */
+    uint64_t first_time;
+    uint64_t sampled;           /* sampled allocations seen */
     const char *shown;
 };
 
@@ -81,6 +97,10 @@ struct modes {
 int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_reader *r,
                 const char *event, const char *first, const char *weight, const char *shown);
 void modes__exit(struct modes *m);
+
+/* The leaks mode's moment (--at): the end, the peak, or ns after the
+ * first event. */
+void modes__set_at(struct modes *m, enum at_kind at, uint64_t ns);
 
 /* An event name matches with or without its modifiers ("cycles:u") or
  * terms ("cpu-clock/freq=999/"). */

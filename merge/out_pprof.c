@@ -30,6 +30,29 @@ const char *out_pprof__type_name(const struct value_type *t, char *buf, size_t s
     return t->name;
 }
 
+/* Memory profiles take the names Go's heap profiles have, which go tool
+ * pprof, Pyroscope and Parca show as memory: a leaks profile's (count,
+ * live-bytes, bytes, objects) and an alloc profile's (count, bytes). */
+static const char *memory_name(const struct profile *p, const char *name)
+{
+    static const char *const leaks[][2] = {{"count", "inuse_objects"},
+                                           {"live-bytes", "inuse_space"},
+                                           {"bytes", "alloc_space"},
+                                           {"objects", "alloc_objects"}};
+    static const char *const alloc[][2] = {{"count", "alloc_objects"}, {"bytes", "alloc_space"}};
+    size_t n = profile__n_types(p);
+    const char *const (*names)[2] = NULL;
+    if (profile__find_type(p, "live-bytes") >= 0 && n == 4)
+        names = leaks;
+    else if (n == 2 && !strcmp(profile__type(p, 1)->name, "bytes") &&
+             !strcmp(profile__type(p, 1)->unit, "bytes"))
+        names = alloc;
+    for (size_t i = 0; names && i < n; i++)
+        if (!strcmp(names[i][0], name))
+            return names[i][1];
+    return name;
+}
+
 static int64_t str(struct intern *st, const char *s)
 {
     return s ? intern__id(st, s, strlen(s)) : 0;
@@ -81,7 +104,7 @@ int out_pprof__write(FILE *f, const struct profile *p)
     for (size_t i = 0; i <= nt; i++) {
         const struct value_type *t = profile__type(p, i < nt ? i : profile__weight(p));
         perftools__profiles__value_type__init(&types[i]);
-        types[i].type = str(st, out_pprof__type_name(t, tname, sizeof tname));
+        types[i].type = str(st, memory_name(p, out_pprof__type_name(t, tname, sizeof tname)));
         types[i].unit = str(st, t->unit);
         if (i < nt)
             type_ptrs[i] = &types[i];

@@ -241,6 +241,7 @@ static int sample(struct run *x, const struct pd_event *ev)
                               x->shown);
         if (err < 0)
             return err;
+        modes__set_at(&x->m, (enum at_kind)x->o->at, x->o->at_ns);
         if (!x->event)
             x->event = xstrdup(name);
         x->typed = 1;

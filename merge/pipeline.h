@@ -22,6 +22,8 @@ struct pipeline_opts {
     uint64_t dwarf_copy;        /* unwind only this many bytes of each stack copy; 0: all */
     int mode;                   /* enum mode (modes.h); MODE_AUTO: from the events */
     const char *weight;         /* a value type's name; NULL: the mode's own */
+    int at;                     /* enum at_kind (modes.h): leaks mode's moment */
+    uint64_t at_ns;
     int keep_time;              /* keep samples in time order (speedscope) */
     int verbose;
     const char *event;          /* NULL: the event of the first sample */

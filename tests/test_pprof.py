@@ -226,7 +226,7 @@ class PprofTest(PymergeCase):
         cls.env = go_env(cls.dir)
         cls.recordings = {mode: record_burn(cls.dir, mode, "--mode", mode)
                           for mode in ("cpu", "wall")}
-        cls.recordings["alloc"] = record_burn(cls.dir, "alloc", "--mode", "alloc", program=ALLOC_BURN)
+        cls.recordings["alloc"] = record_burn(cls.dir, "alloc", "--mode", "alloc", "--exact", program=ALLOC_BURN)
 
     @classmethod
     def tearDownClass(cls):

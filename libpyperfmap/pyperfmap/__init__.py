@@ -16,12 +16,16 @@ import os
 
 from . import _pyperfmap
 
-__all__ = ["enable", "disable", "is_enabled", "map_path", "enabled"]
+__all__ = ["enable", "disable", "is_enabled", "map_path", "enabled", "sample_allocations"]
 
 #: Where the map goes: perf reads /tmp; pymerge can read any folder (--map-dir).
 MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"
 #: Set to 1: enable() keeps call paths (pyperf-record sets it for small copies).
 PATHS_ENV = "PYPERFMAP_PATHS"
+#: Bytes between sampled allocations (pyperf-record --mode alloc/leaks sets it).
+ALLOC_RATE_ENV = "PYPERFMAP_ALLOC_RATE"
+#: Set to 1: also report the frees of sampled blocks (--mode leaks).
+ALLOC_FREES_ENV = "PYPERFMAP_ALLOC_FREES"
 
 
 def enable(paths=None):
@@ -40,7 +44,27 @@ def enable(paths=None):
     """
     if paths is None:
         paths = os.environ.get(PATHS_ENV) == "1"
-    return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
+    on = _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
+    rate = os.environ.get(ALLOC_RATE_ENV)
+    if rate:
+        try:
+            sample_allocations(int(rate), os.environ.get(ALLOC_FREES_ENV) == "1")
+        except (ValueError, RuntimeError) as e:   # the program runs on, unsampled
+            import sys
+            sys.stderr.write("pyperfmap: warning: %s=%s: allocations are not sampled: %s\n"
+                             % (ALLOC_RATE_ENV, rate, e))
+    return on
+
+
+def sample_allocations(rate, frees=False):
+    """Sample Python's allocations by bytes, one per ``rate`` bytes on
+    average (Poisson, as tcmalloc and Go do), each reported to the static
+    probe pyperfmap:alloc with its weight, the bytes it stands for; with
+    ``frees``, the frees of the sampled blocks too (pyperfmap:free).  The
+    installed allocators are wrapped, as tracemalloc does, so this works in
+    a running program.  ``rate`` 0 stops; a negative one is a ValueError.
+    """
+    _pyperfmap.heap_sample(int(rate), bool(frees))
 
 
 def disable():

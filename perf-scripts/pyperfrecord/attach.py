@@ -40,6 +40,8 @@ try:
         on = pyperfmap.enable(**({'paths': True} if PATHS else {}))
         msg = 'enabled' if on else 'error: pyperfmap.enable() failed (see the program\\'s stderr)'
         pyperfmap._attached = msg == 'enabled'
+    if SAMPLE:
+        pyperfmap.sample_allocations(*SAMPLE)
 except BaseException as e:
     msg = 'error: %s: %s' % (type(e).__name__, e)
 with open(STATUS, 'w') as f:
@@ -52,6 +54,8 @@ try:
     if getattr(m, '_attached', False):
         m._attached = False
         m.disable()
+    if SAMPLE and m:
+        m.sample_allocations(0)
     msg = 'disabled'
 except BaseException as e:
     msg = 'error: %s: %s' % (type(e).__name__, e)
@@ -135,7 +139,8 @@ class CannotAttach(Exception):
 class Attach:
     """pyperfmap turned on in a running process, and off again by off()."""
 
-    def __init__(self, pid, version, paths=False):
+    def __init__(self, pid, version, paths=False, sample=None):
+        """sample: (rate, frees) to sample Python's allocations while on."""
         self.pid, self.version = pid, version
         pkg = pyperfmap_package()
         # (one started with pyperfmap has it loaded already: no build needed)
@@ -172,8 +177,8 @@ class Attach:
                 os.chown(path, st.st_uid, st.st_gid)  # the process writes it as itself
             # One statement that cannot raise, whatever the program's state.
             code[what] = ("try:\n exec(%r, {'__name__': '__pyperf_attach__', 'PKG': %r, 'STATUS': %r,"
-                          " 'PATHS': %r})\nexcept BaseException:\n pass\n"
-                          % (body, lib, os.path.join(inside, what), paths))
+                          " 'PATHS': %r, 'SAMPLE': %r})\nexcept BaseException:\n pass\n"
+                          % (body, lib, os.path.join(inside, what), paths, sample))
         self.code, self.inside = code, inside
         self.page = 0  # where "off" waits in the process (gdb path)
         self.queued = set()  # what inject() has queued in the process

@@ -57,7 +57,7 @@ def libc_of(python=None, pid=None):
     the dynamic loader gives the interpreter."""
     if pid is not None:
         with open("/proc/%d/maps" % pid) as f:
-            found = re.search(r"\s(/\S*/libc[.-]\S*\.so\S*)$", f.read(), re.M)
+            found = re.search(r"\s(/\S*/libc(?:[.-]\S*)?\.so\S*)$", f.read(), re.M)
     else:
         out = subprocess.run(["ldd", python], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              universal_newlines=True).stdout
@@ -135,29 +135,106 @@ class AllocProbes:
             self.events = []
 
 
-class CallProbes(AllocProbes):
-    """pyperfmap's static probes in the extension a program loads, as
+class StaticProbes(AllocProbes):
+    """pyperfmap's static probes (USDT) in the files a program loads, as
     uprobes of a group named after this process.  perf's own SDT events
     (sdt_pyperfmap:function__entry) have one name on the whole system,
     which recordings side by side, or extensions of two CPythons, would
     share: perf computes each probe's definition (address, semaphore,
-    argument register) and this writes it under the group's name.  The
-    file probed is the extension here (self.libc)."""
+    argument registers) and this writes it under the group's name, with
+    the arguments named.  probes: (file, SDT name, event name, argument
+    names) each."""
 
-    def add(self):
-        # perf reads SDT notes from its build-id cache only
-        r = subprocess.run([self.perf, "buildid-cache", "--add", self.libc], stdout=subprocess.PIPE,
+    def __init__(self, perf, probes):
+        AllocProbes.__init__(self, perf, None, probes)
+
+    def cache(self, path):
+        """perf reads SDT notes from its build-id cache only."""
+        r = subprocess.run([self.perf, "buildid-cache", "--add", path], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, universal_newlines=True)
         if r.returncode != 0:
-            die("perf buildid-cache --add %s failed: %s" % (self.libc, r.stdout.strip()))
-        for name in CALL_PROBES:
-            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", self.libc, "%sdt_pyperfmap:" + name],
+            die("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
+
+    def definition(self, path, sdt):
+        """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
+        or (None, perf's output).  Tried again after caching path anew: the
+        cache is the whole system's, and other perf commands update it."""
+        for attempt in range(3):
+            if attempt:
+                self.cache(path)
+            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_pyperfmap:" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\)) arg1=(\S+)$", r.stdout, re.M)
-            if not m:
+            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
+                          r.stdout, re.M)
+            if m:
+                return m.group(1), m.group(2).split()
+        return None, r.stdout
+
+    def add(self):
+        cached = set()
+        for path, sdt, event, args in self.probes:
+            if path not in cached:
+                self.cache(path)
+                cached.add(path)
+            where, regs = self.definition(path, sdt)
+            if where is None or len(regs) != len(args):
+                last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
                 die("%s has no static probe pyperfmap:%s (a build without systemtap-sdt-dev's"
-                    " sys/sdt.h, or -Dusdt=disabled)" % (self.libc, name))
-            self.write(name, "p:%s/%s %s tramp=%s" % (self.group, name, m.group(1), m.group(2)))
+                    " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
+            fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs))
+            self.write(event, "p:%s/%s %s%s" % (self.group, event, where, fields))
+
+
+def call_probes(perf, ext):
+    """The calls mode's: each entry and return with the trampoline's address."""
+    return StaticProbes(perf, [(ext, name, name, ("tramp",)) for name in CALL_PROBES])
+
+
+def sampled_probes(perf, ext, preload, frees):
+    """The sampled alloc and leaks modes': Python's allocations (py_alloc)
+    and, when preload (the interposer) is given, the C allocator's
+    (c_alloc), each with its pointer, the bytes asked for and the weight
+    (bytes it stands for); with frees, the frees of those blocks (py_free,
+    c_free) and the end of the program's own code (finalize)."""
+    probes = [(ext, "alloc", "py_alloc", ("ptr", "bytes", "weight"))]
+    if preload:
+        probes.append((preload, "native_alloc", "c_alloc", ("ptr", "bytes", "weight")))
+    if frees:
+        probes.append((ext, "free", "py_free", ("ptr",)))
+        if preload:
+            probes.append((preload, "native_free", "c_free", ("ptr",)))
+        probes.append((ext, "finalize", "finalize", ()))
+    return StaticProbes(perf, probes)
+
+
+class Probes:
+    """Two sets of probes of one recording, added and removed together."""
+
+    def __init__(self, *sets):
+        self.sets = sets
+        self.group = sets[0].group
+
+    @property
+    def events(self):
+        return [e for p in self.sets for e in p.events]
+
+    def add(self):
+        for p in self.sets:
+            p.add()
+
+    def remove(self):
+        for p in self.sets:
+            p.remove()
+
+
+def preload_library():
+    """pyperfmap's malloc interposer, beside its extensions."""
+    from pyperfrecord.command import pyperfmap_package
+    path = os.path.join(pyperfmap_package(), "libpyperfmap-preload.so")
+    if not os.path.exists(path):
+        die("%s is missing: pyperfmap was built without sys/sdt.h (systemtap-sdt-dev), which"
+            " sampled allocations need; use --exact" % path)
+    return path
 
 
 def pyperfmap_extension(python=None, env=None, pid=None):
@@ -173,7 +250,12 @@ def pyperfmap_extension(python=None, env=None, pid=None):
                           stdout=subprocess.PIPE, env=env, universal_newlines=True, check=True).stdout.strip()
 
 
-def mode_events(mode, event, freq, probes=None, syscalls=False):
+# Events whose stacks say nothing: a return or a free is paired with what
+# made the block, the end of the program's code is a time.
+NO_STACK = (":free", "__return", ":py_free", ":c_free", ":finalize")
+
+
+def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False):
     """perf record's event options for a mode."""
     if mode == "calls":
         opts = []
@@ -183,16 +265,11 @@ def mode_events(mode, event, freq, probes=None, syscalls=False):
         # The switches time the end of what was still running when the
         # recording stopped (a thread's last entry may be long before).
         return opts + ["--switch-events", "-m", TRACE_BUFFER]
-    if mode == "alloc":
+    if mode in ("alloc", "leaks"):
         opts = []
-        for e in probes.events + ["syscalls:sys_enter_mmap"]:
-            opts += ["-e", e]
-        return opts + ["-m", TRACE_BUFFER]
-    if mode == "leaks":
-        opts = []
-        for e in probes.events:
-            # returns and frees are paired with what made the block: their stacks say nothing
-            opts += ["-e", e if ":free" not in e and "__return" not in e else e + "/call-graph=no/"]
+        # exact: mmap calls are system calls; sampled: the interposer's
+        for e in probes.events + ["syscalls:sys_enter_mmap"][:exact and mode == "alloc"]:
+            opts += ["-e", e + "/call-graph=no/" if e.endswith(NO_STACK) else e]
         return opts + ["-m", TRACE_BUFFER]
     if mode == "cpu":
         return ["-e", event, "-F", str(freq)]

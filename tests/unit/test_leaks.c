@@ -113,11 +113,32 @@ static void lost(void)
     leaks__delete(l);
 }
 
+/* Sampled blocks: each made whole by one event, standing for its
+ * objects; a free ends it; a sample at an address still live ends the
+ * block there (its free was not sampled... or was lost); processes apart. */
+static void sampled(void)
+{
+    struct leaks *l = leaks__new();
+    leaks__sampled(l, 1, 0x1000, 524288, 16384, 3, 4, 1);
+    leaks__sampled(l, 2, 0x1000, 700000, 1, 5, 6, 2);
+    leaks__sampled(l, 1, 0, 100, 1, 3, 4, 3);          /* a failed allocation: nothing */
+    CHECK(n_blocks(l) == 2);
+    CHECK(nth(l, 0)->objects == 16384 && nth(l, 0)->pid == 1 && nth(l, 0)->bytes == 524288);
+    CHECK(nth(l, 0)->thread == 3 && nth(l, 0)->stack == 4 && nth(l, 0)->end == 0);
+    leaks__free(l, 2, 0x1000, 4);
+    CHECK(nth(l, 1)->end == 4 && nth(l, 0)->end == 0);
+    leaks__sampled(l, 1, 0x1000, 1000, 2, 3, 4, 5);
+    CHECK(n_blocks(l) == 3 && nth(l, 0)->end == 5 && nth(l, 2)->end == 0);
+    CHECK(leaks__counts(l).unknown_frees == 0);
+    leaks__delete(l);
+}
+
 int main(void)
 {
     threads();
     nested();
     reallocs();
     lost();
+    sampled();
     return 0;
 }

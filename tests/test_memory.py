@@ -1,0 +1,371 @@
+"""Allocations sampled by bytes (pyperf-record --mode alloc and leaks, the
+default since they sample): real programs under real perf, merged by
+pymerge, against what the programs know they allocated (sys.getsizeof).
+
+Run by /usr/bin/python3 (meson test suite "memory") with PYPERF_SCRIPTS,
+PYMERGE, PYPERFMAP_PATH, EARLY_ALLOC (tests/memory/early_alloc.c built) and
+TEST_PYTHONS set.
+
+Every statistical bound is many standard deviations wide: at --sample-bytes
+32768 a 64 KiB block is sampled with probability 1 - exp(-2) = 0.86, so
+1000 of them are estimated within 1.3% (one standard deviation), and
+400,000 objects of 200 bytes, each sampled with probability 0.6%, within
+2% (2,400 samples): 10% is 5 to 8 of those.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from collections import Counter
+
+SCRIPTS = os.environ["PYPERF_SCRIPTS"]
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYMERGE = os.environ["PYMERGE"]
+PYPATH = os.environ["PYPERFMAP_PATH"]
+EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
+PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
+PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
+PRELOAD = os.path.join(PYPATH, "pyperfmap", "libpyperfmap-preload.so")
+RATE = "32768"
+TIMEOUT = 600
+
+# A module-level list that keeps growing, by 64 KiB bytearrays and by
+# 200-byte ones (pymalloc's), beside a function making millions of small
+# objects a second that it frees again; a normal exit, after which the
+# interpreter frees the lists.  It prints what it keeps, as sys.getsizeof
+# counts it (each item, and the lists' item arrays, which the appends
+# allocate), and how many small objects the churn made a second.
+LEAKY = r"""
+import sys, time
+BIG = []
+SMALL = []
+
+def leak_big(n):
+    for _ in range(n):
+        BIG.append(bytearray(65536))
+
+def leak_small(n):
+    for _ in range(n):
+        SMALL.append(bytearray(200 - sys.getsizeof(bytearray())))
+
+def churn(n):
+    t = 0
+    for i in range(n):
+        d = {"a": i, "b": (i, i + 1), "c": str(i), "e": [i] * 3}
+        t += len(d)
+    return t
+
+made = 0
+took = 0.0
+for _ in range(20):
+    leak_big(50)
+    leak_small(20000)
+    t = time.perf_counter()
+    churn(20000)
+    took += time.perf_counter() - t
+    made += 20000 * 5
+items = lambda l: sum(sys.getsizeof(x) for x in l) + sys.getsizeof(l) - sys.getsizeof([])
+print("leak_big", items(BIG), "leak_small", items(SMALL), "rate", int(made / took))
+"""
+
+# ctypes' malloc: the C allocator's calls, through the interposer.  Looked
+# up in the process's global scope (CDLL(None)), as a C extension's calls
+# are bound; CDLL("libc.so.6").malloc would be libc's own definition.
+NATIVE = r"""
+import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+kept = [None] * 1000
+def keeper(i):
+    kept[i] = libc.malloc(65536)
+def freer():
+    libc.free(libc.malloc(65536))
+for i in range(1000):
+    keeper(i)
+    freer(); freer(); freer()
+"""
+
+# What an interposer must survive: threads allocating, fork from a
+# threaded process (the children allocate and exit), multiprocessing's
+# fork workers, and dlopen of libraries, all at once.
+STRESS = r"""
+import ctypes, ctypes.util, multiprocessing, os, threading
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.calloc.restype = ctypes.c_void_p
+libc.realloc.restype = ctypes.c_void_p
+libc.realloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+def work(k):
+    keep = []
+    for i in range(3000):
+        p = libc.realloc(libc.malloc(i % 4000 + 1), i % 9000 + 1)
+        libc.free(p)
+        keep.append(bytearray(i % 700))
+        if len(keep) > 100:
+            keep.clear()
+    return k
+
+def opener():
+    for name in ("z", "m", "crypt", "bz2", "lzma", "ssl", "sqlite3") * 5:
+        path = ctypes.util.find_library(name)
+        if path:
+            ctypes.CDLL(path)
+        work(0)
+
+def square(x):
+    work(x)
+    return x * x
+
+if __name__ == "__main__":
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    threads.append(threading.Thread(target=opener))
+    for t in threads:
+        t.start()
+    for _ in range(15):
+        pid = os.fork()
+        if pid == 0:
+            work(1)
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        assert pool.map(square, range(12)) == [x * x for x in range(12)]
+    for t in threads:
+        t.join()
+    print("done")
+"""
+
+
+def run(args, env_extra=None, timeout=TIMEOUT, **kw):
+    env = dict(os.environ, PYTHONPATH=PYPATH)
+    env.update(env_extra or {})
+    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout, **kw)
+
+
+def by_function(folded, names):
+    """{name: weight of the stacks through it} of pymerge's folded output."""
+    by = Counter()
+    for line in folded.splitlines():
+        stack, w = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        for n in names:
+            if any(f.startswith(n + " ") for f in frames):
+                by[n] += int(w)
+    return by
+
+
+def lost_events(data):
+    """The records perf lost (its LOST records), by perf report --stats."""
+    r = subprocess.run(["perf", "report", "--stats", "-i", data], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    return sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)", r.stdout, re.M))
+
+
+class Memory(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pyperf-memory-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def script(self, name, body):
+        path = os.path.join(self.dir, name + ".py")
+        with open(path, "w") as f:
+            f.write(body)
+        return path
+
+    def record(self, name, mode, body, *opts):
+        """Records body in mode; returns (perf.data, the program's stdout)."""
+        out = os.path.join(self.dir, name + "-" + mode)
+        r = run([RECORD, "--mode", mode, "-o", out] + list(opts) + ["--", PYTHON, self.script(name, body)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "recording.txt")) as f:
+            group = re.search(r"^probes: (\S+)$", f.read(), re.M).group(1)
+        listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True).stdout
+        self.assertNotIn(group + ":", listed)
+        return os.path.join(out, "perf.data"), r.stdout
+
+    def merge(self, *args):
+        r = run([PYMERGE] + list(args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def truth(self, stdout):
+        m = re.search(r"leak_big (\d+) leak_small (\d+) rate (\d+)", stdout)
+        self.assertTrue(m, stdout)
+        return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+    def test_python_leak_at_normal_exit(self):
+        """A module global that keeps growing shows its live bytes at the
+        end of the program's code (before finalization frees it), within
+        10%, for 64 KiB bytearrays and for pymalloc's 200-byte ones; the
+        churn beside it (millions of objects a second) under 2% of that;
+        nothing lost; the output says it is sampled."""
+        data, out = self.record("leaky", "leaks", LEAKY, "--sample-bytes", RATE)
+        big, small, rate = self.truth(out)
+        self.assertGreater(rate, 1e6)
+        r = self.merge("--view", "python", data)
+        live = by_function(r.stdout, ("leak_big", "leak_small", "churn"))
+        self.assertAlmostEqual(live["leak_big"] / big, 1, delta=0.1)
+        self.assertAlmostEqual(live["leak_small"] / small, 1, delta=0.1)
+        self.assertLess(live["churn"], 0.02 * (big + small))
+        self.assertRegex(r.stderr, r"still live at the end of the program's code of \d+ sampled \(estimates")
+        self.assertEqual(lost_events(data), 0)
+        # at the peak, the same (the lists only grow); at 0 s, nothing yet
+        peak = by_function(self.merge("--view", "python", "--at", "peak", data).stdout, ("leak_big",))
+        self.assertAlmostEqual(peak["leak_big"] / big, 1, delta=0.1)
+        early = by_function(self.merge("--view", "python", "--at", "0", data).stdout, ("leak_big",))
+        self.assertLess(early["leak_big"], 0.1 * big)
+        # the growth table ends at that moment: leak_big's row ends at its live bytes
+        table = self.merge("--format", "table", "--view", "python", data).stdout.splitlines()
+        rows = [line.split() for line in table[1:] if "leak_big (leaky.py)" in line]
+        self.assertTrue(rows, table)
+        self.assertAlmostEqual(sum(int(r[5]) for r in rows) / big, 1, delta=0.1)
+        # pprof: Go's heap profile types, read by go tool pprof as memory
+        pb = os.path.join(self.dir, "leaky.pb.gz")
+        self.merge("--view", "python", "--format", "pprof", "-o", pb, data)
+        if shutil.which("go"):
+            for index, want in (("inuse_space", big), ("alloc_space", big)):
+                top = subprocess.run(["go", "tool", "pprof", "-sample_index=" + index, "-top", "-cum",
+                                      "-unit=B", pb], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     universal_newlines=True).stdout
+                self.assertIn("Type: " + index, top)
+                m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+leak_big \(leaky\.py\)$", top, re.M)
+                self.assertTrue(m, top)
+                self.assertAlmostEqual(int(m.group(1)) / want, 1, delta=0.1)
+            for index in ("inuse_objects", "alloc_objects"):
+                top = subprocess.run(["go", "tool", "pprof", "-sample_index=" + index, "-top", pb],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     universal_newlines=True).stdout
+                self.assertIn("Type: " + index, top)
+        elif os.environ.get("CI") == "true":
+            self.fail("go is not installed")
+
+    def test_alloc_bytes(self):
+        """alloc mode: leak_big's allocated bytes within 10% of what it
+        allocated (its list's item array is 0.1% of them); nothing lost;
+        the output says it is sampled."""
+        data, out = self.record("leaky", "alloc", LEAKY, "--sample-bytes", RATE)
+        big, _, _ = self.truth(out)
+        r = self.merge("--view", "python", data)
+        allocated = by_function(r.stdout, ("leak_big", "churn"))
+        self.assertAlmostEqual(allocated["leak_big"] / big, 1, delta=0.1)
+        # the churn allocates far more than it keeps
+        self.assertGreater(allocated["churn"], big)
+        self.assertRegex(r.stderr, r"\d+ sampled allocations: counts and bytes are estimates")
+        self.assertEqual(lost_events(data), 0)
+
+    def test_ctypes_malloc_through_the_interposer(self):
+        """The C allocator's calls (ctypes' malloc) reach the preloaded
+        interposer: keeper's 1000 blocks of 64 KiB are live at the end
+        within 10%, freer's 3000 freed ones are not."""
+        data, _ = self.record("native", "leaks", NATIVE, "--sample-bytes", RATE)
+        r = self.merge("--view", "python", data)
+        live = by_function(r.stdout, ("keeper", "freer"))
+        self.assertAlmostEqual(live["keeper"] / (1000 * 65536), 1, delta=0.1)
+        self.assertLess(live["freer"], 0.02 * 1000 * 65536)
+        allocated = by_function(self.merge("--view", "python", "--weight", "bytes", data).stdout,
+                                ("keeper", "freer"))
+        self.assertAlmostEqual(allocated["freer"] / (3000 * 65536), 1, delta=0.1)
+
+    def test_interposer_survives_fork_threads_dlopen(self):
+        """Threads allocating, fork from a threaded process, fork workers
+        and dlopen, with every sampled block remembered (leaks mode, a
+        small rate): no deadlock (the timeout), no crash, same output."""
+        out = os.path.join(self.dir, "stress")
+        r = run([RECORD, "--mode", "leaks", "--sample-bytes", "4096", "-o", out, "--", PYTHON,
+                 self.script("stress", STRESS)], timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "done\n")
+        # and with no one tracing (the probes' semaphores down)
+        r = run([PYTHON, self.script("stress", STRESS)], {"LD_PRELOAD": PRELOAD, "PYPERFMAP_ALLOC_FREES": "1"},
+                timeout=300)
+        self.assertEqual((r.returncode, r.stdout), (0, "done\n"), r.stderr)
+
+    def test_allocation_during_interposer_start(self):
+        """A library preloaded after the interposer allocates in its
+        constructor, which runs before the interposer's: its calls find the
+        next malloc then.  A C program and Python both run normally."""
+        if not EARLY_ALLOC:
+            self.skipTest("EARLY_ALLOC is not set")
+        for argv in (["/bin/ls", "/"], [PYTHON, "-c", "import ctypes; print('ok')"]):
+            r = run(argv, {"LD_PRELOAD": PRELOAD + " " + EARLY_ALLOC, "PYPERFMAP_ALLOC_RATE": "64"})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stderr, "")
+
+    def test_bad_sampling_interval(self):
+        """--sample-bytes 0 or negative: one clear line, exit 2, no probes
+        left, nothing run; in the process, a bad rate is one warning."""
+        marker = os.path.join(self.dir, "ran")
+        for n in ("0", "-4096"):
+            r = run([RECORD, "--mode", "alloc", "--sample-bytes", n, "-o", os.path.join(self.dir, "bad"),
+                     "--", PYTHON, "-c", "open(%r, 'w')" % marker])
+            self.assertEqual(r.returncode, 2)
+            self.assertEqual(r.stderr, "pyperf-record: --sample-bytes must be a positive number of bytes"
+                             " (default 524288), not %s\n" % n)
+            self.assertFalse(os.path.exists(marker))
+        r = run([RECORD, "--mode", "cpu", "--exact", "--", PYTHON, "-c", "pass"])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--exact and --sample-bytes belong to --mode alloc and leaks", r.stderr)
+        hook = os.path.join(PYPATH, "pyperfmap", "hook")
+        r = run([PYTHON, "-c", "print('ran')"], {"PYPERFMAP": "1", "PYPERFMAP_ALLOC_RATE": "-1",
+                                                 "PYTHONPATH": hook + ":" + PYPATH})
+        self.assertEqual(r.stdout, "ran\n")
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("PYPERFMAP_ALLOC_RATE=-1: allocations are not sampled", r.stderr)
+        r = run([PYMERGE, "--at", "soon", "x"])
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("pymerge: --at soon: give end, peak or a number of seconds", r.stderr)
+
+    def test_attach_alloc(self):
+        """-p PID --mode alloc: Python's allocations sampled from then on
+        (a running process takes no preload), stated on stderr; the
+        function allocating shows, and the program runs on unchanged
+        after pyperfmap is switched off again."""
+        if not shutil.which("gdb"):
+            self.skipTest("gdb is not installed")
+        body = ("import sys, time\nKEEP = []\n"
+                "def attached_alloc():\n    KEEP.append(bytearray(65536))\n    del KEEP[:-100]\n"
+                "print('ready', flush=True)\nend = time.time() + 60\n"
+                "while time.time() < end and not sys.stdin.closed:\n"
+                "    attached_alloc()\n    time.sleep(0.0005)\n")
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYPERFMAP")}
+        proc = subprocess.Popen([PYTHON, self.script("target", body)], stdout=subprocess.PIPE,
+                                stdin=subprocess.PIPE, env=env, universal_newlines=True)
+        try:
+            self.assertEqual(proc.stdout.readline(), "ready\n")
+            out = os.path.join(self.dir, "attached")
+            r = run([RECORD, "--mode", "alloc", "--sample-bytes", RATE, "-o", out, "-p", str(proc.pid),
+                     "--duration", "3"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("Python's allocations are sampled from now on", r.stderr)
+            self.assertIn("turned pyperfmap off in PID %d" % proc.pid, r.stderr)
+            by = by_function(self.merge("--view", "python", os.path.join(out, "perf.data")).stdout,
+                             ("attached_alloc",))
+            # about 1,500 a second of 64 KiB each, less what sleeping costs
+            self.assertGreater(by["attached_alloc"], 65536 * 200)
+            self.assertIsNone(proc.poll())
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+            if os.path.exists("/tmp/perf-%d.map" % proc.pid):
+                os.unlink("/tmp/perf-%d.map" % proc.pid)
+
+
+if __name__ == "__main__":
+    unittest.main()
