@@ -355,8 +355,9 @@ class Memory(unittest.TestCase):
             self.assertIn("turned pyperfmap off in PID %d" % proc.pid, r.stderr)
             by = by_function(self.merge("--view", "python", os.path.join(out, "perf.data")).stdout,
                              ("attached_alloc",))
-            # about 1,500 a second of 64 KiB each, less what sleeping costs
-            self.assertGreater(by["attached_alloc"], 65536 * 200)
+            # up to 1,500 a second of 64 KiB each, fewer while the machine
+            # is busy or gdb holds the process: ask for some
+            self.assertGreater(by["attached_alloc"], 65536 * 20)
             self.assertIsNone(proc.poll())
         finally:
             proc.send_signal(signal.SIGKILL)

@@ -2,6 +2,7 @@
 uprobes on the C allocator (alloc, leaks) or on pyperfmap's static probes
 (calls), in a group of this process's own; and perf record's events for
 each mode."""
+import fcntl
 import os
 import re
 import struct
@@ -171,6 +172,16 @@ class StaticProbes(AllocProbes):
         return None, r.stdout
 
     def add(self):
+        # perf's build-id cache is the user's, and two perf commands adding
+        # one file to it at once fail with EEXIST: recordings side by side
+        # take turns here.
+        cache = os.path.expanduser("~/.debug")
+        os.makedirs(cache, exist_ok=True)
+        with open(os.path.join(cache, ".pyperf-record.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.add_locked()
+
+    def add_locked(self):
         cached = set()
         for path, sdt, event, args in self.probes:
             if path not in cached:
