@@ -88,6 +88,38 @@ class Record(unittest.TestCase):
         self.assertIn("child_work (app.py)", text)
         self.assertIn("<title>", text)
 
+    def test_call_paths_leave_no_hook_frames(self):
+        """A DWARF copy below the default turns the program's call paths on
+        (pyperfmap_eval_path); the mixed view must drop that hook between
+        Python frames as it drops pyperfmap_eval."""
+        app = self.script("""
+            def leaf(n):
+                s = 0
+                for i in range(n):
+                    s += i * i
+                return s
+            def middle(n): return leaf(n)
+            def outer(n): return middle(n)
+            for _ in range(20):
+                outer(200000)
+        """)
+        out = os.path.join(self.dir, "rec")
+        r = run([RECORD, "-o", out, "--dwarf=8192", "--", PYTHON, app])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folded = run(["pymerge", os.path.join(out, "perf.data")])
+        self.assertEqual(folded.returncode, 0, folded.stderr)
+        python = hooks = 0
+        for line in folded.stdout.splitlines():
+            stack, weight = line.rsplit(" ", 1)
+            if "leaf (app.py)" not in stack:
+                continue
+            python += int(weight)
+            frames = stack.split(";")
+            if any(f.startswith("pyperfmap_") for f in frames[frames.index("outer (app.py)"):]):
+                hooks += int(weight)
+        self.assertGreater(python, 0, folded.stdout[:3000])
+        self.assertEqual(hooks, 0, folded.stdout[:3000])
+
     def test_flamegraph_errors(self):
         fg = os.path.join(SCRIPTS, "pyperf-flamegraph")
         r = run([fg, os.path.join(self.dir, "missing")])
