@@ -532,7 +532,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
             if (perf_reader__attr(x->r, i)->lost)
                 fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
                         perf_reader__attr(x->r, i)->lost);
-        fputs(o->verbose ? "\n" : " (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
+        fputs(o->verbose ? "\n" : " (a bigger buffer: pyperf-record -m 256M or perf record -m"
+              " 256M; fewer events: a lower -F, or perf record -c)\n", stderr);
     }
     if (o->verbose && x->m.calls) {
         const struct calls_stats *cs = calls__stats(x->m.calls);

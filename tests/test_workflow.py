@@ -120,6 +120,24 @@ class Record(unittest.TestCase):
         self.assertGreater(python, 0, folded.stdout[:3000])
         self.assertEqual(hooks, 0, folded.stdout[:3000])
 
+    def test_buffer_size_reaches_perf(self):
+        """-m/--mmap-pages is perf record's -m, the one buffer option
+        (replacing the tracing modes' default); perf's own header says
+        what it was given."""
+        app = self.script("print(sum(range(100000)))\n")
+        for mode, pages in (("cpu", "64"), ("syscalls", "1M")):
+            out = os.path.join(self.dir, mode)
+            r = run([RECORD, "-o", out, "--mode", mode, "--mmap-pages", pages, "--", PYTHON, app])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            header = run(["perf", "report", "--header-only", "-i", os.path.join(out, "perf.data")])
+            cmdline = [l for l in header.stdout.splitlines() if l.startswith("# cmdline")]
+            self.assertEqual(len(cmdline), 1, header.stdout)
+            self.assertEqual(cmdline[0].split().count("-m"), 1, cmdline[0])
+            self.assertIn(" -m %s " % pages, cmdline[0])
+        r = run([RECORD, "-o", os.path.join(self.dir, "bad"), "-m", "lots", "--", PYTHON, app])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("-m/--mmap-pages takes a number of pages", r.stderr)
+
     def test_flamegraph_errors(self):
         fg = os.path.join(SCRIPTS, "pyperf-flamegraph")
         r = run([fg, os.path.join(self.dir, "missing")])

@@ -218,7 +218,11 @@ class LostTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(', 1234 lost,', p.stderr)
         self.assertEqual(p.stdout, run(FP).stdout)
-        self.assertIn('1234 records were lost while recording', run(path).stderr)
+        advice = run(path).stderr
+        self.assertIn('1234 records were lost while recording', advice)
+        # the advice names the buffer option of both recorders
+        self.assertIn('pyperf-record -m', advice)
+        self.assertIn('perf record -m', advice)
 
 
 class TruncatedTest(unittest.TestCase):
