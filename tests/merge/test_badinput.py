@@ -124,6 +124,28 @@ class BadInputTest(unittest.TestCase):
                            stderr=subprocess.PIPE, timeout=TIMEOUT, errors='surrogateescape')
         self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: %s: no stacks to draw\n' % empty))
 
+    def test_no_samples_is_one_error_in_every_format(self):
+        """A real recording without a sample (a period longer than the run):
+        every format, diff either way round and merge exit 2 with the same
+        one line, print nothing and create no -o file."""
+        empty = record(os.path.join(TMP, 'nosamples.data'), ['true'], '-e', 'cpu-clock',
+                       '-c', '1000000000000')
+        out = os.path.join(TMP, 'nosamples.out')
+        for fmt in ('folded', 'svg', 'speedscope', 'pprof', 'trace', 'table', 'growth'):
+            for args in (['--format', fmt], ['--format', fmt, '-o', out]):
+                p = run(empty, *args)
+                self.assertEqual((p.returncode, p.stdout, p.stderr),
+                                 (2, '', 'pymerge: %s: no stacks to draw\n' % empty), args)
+                self.assertFalse(os.path.exists(out), args)
+        for cmd, name in ((['diff', FP, empty], empty), (['diff', empty, FP], empty),
+                          (['diff', '--format', 'svg', FP, empty], empty),
+                          (['merge', empty, empty, '-o', out], 'merge')):
+            p = subprocess.run([PYMERGE] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, errors='surrogateescape')
+            self.assertEqual((p.returncode, p.stdout, p.stderr),
+                             (2, '', 'pymerge: %s: no stacks to draw\n' % name), cmd)
+            self.assertFalse(os.path.exists(out), cmd)
+
     def test_unreadable(self):
         if os.geteuid() == 0:
             # root reads anything: make it unreadable in another way.
