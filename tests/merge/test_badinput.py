@@ -163,7 +163,8 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(run(variant('swapped', bytes(data))), 'offset 0', 'endianness')
 
     def test_truncated_header(self):
-        self.assertBad(run(variant('hdr', read(FP)[:60])), 'offset 0', 'file header')
+        self.assertBad(run(variant('hdr', read(FP)[:60])), 'offset 0', 'truncated',
+                       'inside the file header')
 
     def test_impossible_attr_size(self):
         data = bytearray(read(FP))
@@ -173,12 +174,26 @@ class BadInputTest(unittest.TestCase):
     def test_impossible_attr_section(self):
         data = bytearray(read(FP))
         struct.pack_into('<Q', data, 32, 1 << 50)
-        self.assertBad(run(variant('attrsec', bytes(data))), 'offset 24', 'attr section')
+        self.assertBad(run(variant('attrsec', bytes(data))), 'offset 24', 'attr section',
+                       'impossible')
 
-    def test_impossible_data_offset(self):
+    def test_data_past_the_end(self):
         data = bytearray(read(FP))
         struct.pack_into('<Q', data, 40, 1 << 60)
-        self.assertBad(run(variant('dataoff', bytes(data))), 'offset 40', 'data offset')
+        self.assertBad(run(variant('dataoff', bytes(data))), 'offset 40', 'truncated',
+                       'data section at offset %d' % (1 << 60))
+
+    def test_header_only_is_truncated(self):
+        """A file cut anywhere before its data (the 104-byte header alone,
+        inside the header, the attrs or their event ids) says it is
+        truncated and where it ends."""
+        full = read(FP)
+        data_off, _ = header(full)
+        self.assertBad(run(variant('hdronly', full[:104])), 'offset 24',
+                       'truncated: the file ends at 104 bytes', 'attr section')
+        for cut in range(16, data_off, 8):
+            self.assertBad(run(variant('cut%d' % cut, full[:cut])), 'truncated',
+                           'the file ends at %d bytes' % cut)
 
     def test_record_size_zero(self):
         data = bytearray(read(FP))
