@@ -206,6 +206,25 @@ class Record(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0, args)
             self.assertIn(msg, r.stderr, args)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertFalse(os.path.exists(out), args)     # no folder left behind
+
+    def test_failure_removes_only_what_it_made(self):
+        """A run that records nothing removes the folders it made for -o
+        (parents too) and nothing else: not a folder that was there, nor
+        what is in it."""
+        app = self.script("print(1)\n")
+        nested = os.path.join(self.dir, "a", "b", "rec")
+        kept = os.path.join(self.dir, "kept")
+        os.makedirs(kept)
+        with open(os.path.join(kept, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        for out in (nested, os.path.join(kept, "rec"), kept):
+            for args, env in ((["--", PYTHON, app], {"PYTHONPATH": ""}),     # pyperfmap missing
+                              (["-e", "no-such-event", "--", PYTHON, app], None)):   # perf fails
+                r = run([RECORD, "-o", out] + args, env=env)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.dir, "a")), args)
+                self.assertEqual(os.listdir(kept), ["notes.txt"], args)
 
     def as_nobody(self, args, **kw):
         """args run as nobody (no groups), with a home of its own (perf
