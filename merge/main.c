@@ -165,7 +165,8 @@ static const char usage[] =
     "    pymerge merge --label host=a a/perf.data --label host=b b.pb.gz -o all.pb.gz\n"
     "\n"
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
-    "2 unreadable or corrupt input, 3 diff --fail-above exceeded.\n";
+    "2 unreadable or corrupt input, or no stacks to draw (nothing is written, in\n"
+    "any format), 3 diff --fail-above exceeded.\n";
 
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
@@ -213,6 +214,13 @@ static int no_stacks(int ret, const char *name)
     return ret;
 }
 
+/* Whether p is one that no format writes (writer__has_stacks), said in one
+ * line before any output is opened. */
+static int empty(const struct profile *p, const char *name)
+{
+    return !writer__has_stacks(p) && no_stacks(-ENODATA, name);
+}
+
 /* Loads both profiles, writes the table or the differential graph, and
  * applies the --fail-above gate. */
 static int run_diff(struct cli *c, const char *base_path, const char *new_path)
@@ -222,6 +230,11 @@ static int run_diff(struct cli *c, const char *base_path, const char *new_path)
         return 2;
     if (input__load(&cur, new_path, c->input, &c->o) < 0) {
         profile__delete(base);
+        return 2;
+    }
+    if (empty(base, base_path) || empty(cur, new_path)) {
+        profile__delete(base);
+        profile__delete(cur);
         return 2;
     }
     size_t n;
@@ -263,7 +276,7 @@ static int run_convert(struct cli *c, const char *path)
     c->o.keep_time = c->writer->keep_time;
     if (input__load(&p, path, c->input, &c->o) < 0)
         return 2;
-    FILE *out = open_output(c->output);
+    FILE *out = empty(p, path) ? NULL : open_output(c->output);
     if (!out) {
         profile__delete(p);
         return 2;
@@ -282,7 +295,7 @@ static int run_merge(struct cli *c, const struct merge_input *in, size_t n, int 
     struct profile *p;
     if (merge__run(&p, in, n, &mo) < 0)
         return 2;
-    FILE *out = open_output(c->output);
+    FILE *out = empty(p, "merge") ? NULL : open_output(c->output);
     if (!out) {
         profile__delete(p);
         return 2;

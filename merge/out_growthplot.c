@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #define POINTS 240              /* times per line: a step every 4 pixels */
@@ -20,34 +21,60 @@ static const char *const palette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"
                                       "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
 #define MAX_LINES (sizeof(palette) / sizeof(*palette))
 
-/* bytes with a binary unit, as the axis and legend show them */
+static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+#define N_UNITS (sizeof(units) / sizeof(*units))
+
+/* bytes with a binary unit of their own, as the legend shows them */
 static void put_bytes(FILE *f, double b)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     size_t u = 0;
-    while (b >= 1024 && u + 1 < sizeof(unit) / sizeof(*unit)) {
+    while (b >= 1024 && u + 1 < N_UNITS) {
         b /= 1024;
         u++;
     }
-    fprintf(f, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+    fprintf(f, u ? "%.1f %s" : "%.0f %s", b, units[u]);
 }
 
-/* A round top for the byte axis, at least max, whose fifths read well:
- * 1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5 or 8 times a power of ten of the binary
- * unit put_bytes shows it in. */
-static uint64_t round_up(uint64_t max)
+/* The smallest round step (1, 2, 2.5 or 5 times a power of ten, whole
+ * bytes in B) that reaches v units in at most 6 steps: 3 to 6 labels. */
+static void axis_steps(double v, int bytes, struct byte_axis *a)
 {
-    static const double nice[] = {1, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10};
+    static const double round[] = {1, 2, 2.5, 5};
+    for (double tens = bytes ? 1 : 0.1;; tens *= 10)
+        for (size_t i = 0; i < sizeof(round) / sizeof(*round); i++) {
+            double n = ceil(v / (round[i] * tens) - 1e-12);   /* 5.0000000000001 steps: 5 */
+            if (n <= 6) {
+                a->step = round[i] * tens;
+                a->steps = n < 1 ? 1 : (int)n;
+                return;
+            }
+        }
+}
+
+void out_growthplot__axis(uint64_t max, struct byte_axis *a)
+{
+    size_t u = 0;
     double unit = 1;
-    while ((double)max / unit >= 1024)
+    while ((double)max >= unit * 1024 && u + 1 < N_UNITS) {
         unit *= 1024;
-    double v = (double)max / unit, tens = 1;
-    while (v > 10 * tens)
-        tens *= 10;
-    for (size_t i = 0; i < sizeof(nice) / sizeof(*nice); i++)
-        if (nice[i] * tens >= v)
-            return (uint64_t)(nice[i] * tens * unit + 0.5);
-    return (uint64_t)(10 * tens * unit);
+        u++;
+    }
+    axis_steps((double)max / unit, u == 0, a);
+    if (a->step * a->steps >= 1024 && u + 1 < N_UNITS) {     /* 1023 KiB: 1.0 MiB, not 1200 KiB */
+        unit *= 1024;
+        u++;
+        axis_steps((double)max / unit, 0, a);
+    }
+    a->unit = unit;
+    a->name = units[u];
+    a->decimals = 0;            /* as many as the step has: 2.5 one, 0.25 two */
+    for (double s = a->step; a->decimals < 2 && fabs(s - round(s)) > 1e-9; s *= 10)
+        a->decimals++;
+}
+
+void out_growthplot__label(const struct byte_axis *a, int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*f %s", i ? a->decimals : 0, a->step * i, a->name);
 }
 
 #define LEGEND_CHARS 150        /* what fits right of the swatch at 12 px */
@@ -85,7 +112,9 @@ int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const ch
     for (size_t i = 0; i < g.n * POINTS; i++)
         if (g.live[i] > max)
             max = g.live[i];
-    uint64_t ymax = round_up(max ? max : 1);
+    struct byte_axis axis;
+    out_growthplot__axis(max ? max : 1, &axis);
+    double ymax = axis.step * axis.steps * axis.unit;
     double span = g.n ? (double)(g.at[POINTS - 1] - g.t0) / 1e9 : 0;
     const int plot_w = WIDTH - LEFT - RIGHT, height = TOP + PLOT_H + 50 + LEGEND_LINE * (int)g.n;
 
@@ -98,16 +127,18 @@ int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const ch
     put_xml_text(f, title, strlen(title));
     fputs("</text>\n", f);
 
-    /* axes: bytes in fifths of ymax, seconds in fifths of the span */
-    for (int i = 0; i <= 5; i++) {
-        double y = TOP + PLOT_H - PLOT_H * i / 5.0, x = LEFT + plot_w * i / 5.0;
+    /* axes: bytes in the axis' steps, seconds in fifths of the span */
+    for (int i = 0; i <= axis.steps; i++) {
+        double y = TOP + PLOT_H - (double)PLOT_H * i / axis.steps;
+        char label[64];
+        out_growthplot__label(&axis, i, label, sizeof label);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
-                LEFT, y, WIDTH - RIGHT, y, LEFT - 6, y + 4);
-        put_bytes(f, (double)ymax * i / 5);
-        fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
-                x, TOP + PLOT_H + 18, span * i / 5);
+                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                LEFT, y, WIDTH - RIGHT, y, LEFT - 6, y + 4, label);
     }
+    for (int i = 0; i <= 5; i++)
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+                LEFT + plot_w * i / 5.0, TOP + PLOT_H + 18, span * i / 5);
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">time since the first "
                "allocation; live bytes of the blocks allocated at each stack</text>\n",
             LEFT + plot_w / 2, TOP + PLOT_H + 36);
@@ -121,7 +152,7 @@ int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const ch
                 palette[r], LEFT, TOP + PLOT_H);
         for (size_t k = 0; k < POINTS; k++) {
             double x = LEFT + (double)plot_w * (double)k / POINTS;
-            double y = TOP + PLOT_H - PLOT_H * (double)g.live[r * POINTS + k] / (double)ymax;
+            double y = TOP + PLOT_H - PLOT_H * (double)g.live[r * POINTS + k] / ymax;
             fprintf(f, " H%.1f V%.1f", x, y);
         }
         fprintf(f, " H%d\" data-live=\"%" PRIu64 "\"/>\n", WIDTH - RIGHT, g.live[r * POINTS + POINTS - 1]);

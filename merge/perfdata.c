@@ -274,11 +274,25 @@ static u8 *read_at(struct perf_reader *r, u64 off, u64 n, const char *what)
         got += (size_t)k;
     }
     if (got < n) {
-        set_err(r, off, "%s of %" PRIu64 " bytes runs past the end of the file", what, n);
+        set_err(r, off, "truncated: the file ends at %" PRIu64 " bytes, inside the %s"
+                " (offset %" PRIu64 ", %" PRIu64 " bytes)", off + got, what, off, n);
         free(buf);
         return NULL;
     }
     return buf;
+}
+
+/* Whether the section [off, off + size) that the header field at `field`
+ * gives runs past the end of the file: said as the truncation it is (perf
+ * writes the header with every section's place, the sections after). */
+static int past_end(struct perf_reader *r, u64 field, const char *what, u64 off, u64 size,
+                    u64 file_size)
+{
+    if (off <= file_size && size <= file_size - off)
+        return 0;
+    set_err(r, field, "truncated: the file ends at %" PRIu64 " bytes, but its header puts the %s"
+            " at offset %" PRIu64 " (%" PRIu64 " bytes)", file_size, what, off, size);
+    return 1;
 }
 
 static int open_file_mode(struct perf_reader *r, u64 file_size)
@@ -291,34 +305,42 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
     u64 hsize = rd64(h + 8), attr_size = rd64(h + 16);
     u64 a_off = rd64(h + 24), a_size = rd64(h + 32);
     u64 d_off = rd64(h + 40), d_size = rd64(h + 48);
-    if (hsize < FILE_HEADER_SIZE || hsize > file_size) {
+    if (hsize < FILE_HEADER_SIZE) {
         set_err(r, 8, "header size %" PRIu64 " is impossible", hsize);
         goto out;
     }
+    if (past_end(r, 8, "file header", 0, hsize, file_size))
+        goto out;
     if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096) {
         set_err(r, 16, "attr size %" PRIu64 " is impossible", attr_size);
         goto out;
     }
-    if (a_off > file_size || a_size > file_size - a_off || a_size % attr_size || !a_size) {
+    if (a_size % attr_size || !a_size) {
         set_err(r, 24, "attr section (offset %" PRIu64 ", %" PRIu64 " bytes) is impossible",
                 a_off, a_size);
         goto out;
     }
-    if (d_off < hsize || d_off > file_size) {
-        set_err(r, 40, "data offset %" PRIu64 " is outside the file", d_off);
+    if (past_end(r, 24, "attr section", a_off, a_size, file_size))
+        goto out;
+    if (d_off < hsize) {
+        set_err(r, 40, "data offset %" PRIu64 " is inside the file header", d_off);
         goto out;
     }
+    if (past_end(r, 40, "data section", d_off, 0, file_size))
+        goto out;
     if (!(attrs = read_at(r, a_off, a_size, "attr section")))
         goto out;
     for (u64 i = 0; i < a_size / attr_size; i++) {
         const u8 *e = attrs + i * attr_size;
         u64 ids_off = rd64(e + attr_size - 16), ids_size = rd64(e + attr_size - 8);
         u64 eoff = a_off + i * attr_size;
-        if (ids_off > file_size || ids_size > file_size - ids_off || ids_size % 8) {
+        if (ids_size % 8) {
             set_err(r, eoff, "event ids (offset %" PRIu64 ", %" PRIu64 " bytes) are impossible",
                     ids_off, ids_size);
             goto out;
         }
+        if (past_end(r, eoff, "event ids", ids_off, ids_size, file_size))
+            goto out;
         u8 *ids = ids_size ? read_at(r, ids_off, ids_size, "event ids") : NULL;
         if (ids_size && !ids)
             goto out;
@@ -354,10 +376,10 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
                 k++;
                 if (b != FEAT_EVENT_DESC && b != FEAT_BUILD_ID && b != FEAT_TRACING_DATA)
                     continue;
-                if (f_off > file_size || f_size > file_size - f_off) {
-                    set_err(r, t_off + 16 * (k - 1), "feature %d section is outside the file", b);
+                char what[32];
+                snprintf(what, sizeof(what), "feature %d section", b);
+                if (past_end(r, t_off + 16 * (k - 1), what, f_off, f_size, file_size))
                     goto out;
-                }
                 u8 *f = read_at(r, f_off, f_size, "feature section");
                 int bad = !f || parse_feature(r, b, f_off, f, (size_t)f_size) < 0;
                 if (f && b == FEAT_TRACING_DATA && !r->tdata) {    /* kept, not copied */

@@ -42,6 +42,8 @@ struct run {
     u32 root_first[STACK_MAX + 2];
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
+    uint64_t *per_attr;         /* the samples folded, by perf_reader__attr index */
+    size_t cap_per_attr;
     struct uframe uf[UNWIND_MAX_FRAMES];
     /* room for the [truncated] root and a marker leaf; late_ids for a
      * sample that waited (stitch.h) while ids holds the current one */
@@ -169,6 +171,33 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
     return pf;
 }
 
+/* One more sample of attr i folded (now, or once stitching settles it). */
+static void count_event(struct run *x, unsigned i)
+{
+    GROW_ZEROED(x->per_attr, x->cap_per_attr, (size_t)i + 1);
+    x->per_attr[i]++;
+}
+
+/* -v's first line: the samples folded, per event where there are several
+ * (a tracing mode's probes and tracepoints). */
+static void summary(const struct run *x)
+{
+    size_t events = 0, n = perf_reader__n_attrs(x->r);
+    for (size_t i = 0; i < n && i < x->cap_per_attr; i++)
+        events += x->per_attr[i] != 0;
+    fprintf(stderr, "pymerge: %" PRIu64 " samples (", x->samples);
+    if (events < 2)
+        fputs(x->event ? x->event : "-", stderr);
+    for (size_t i = 0, k = 0; events >= 2 && i < n && i < x->cap_per_attr; i++)
+        if (x->per_attr[i])
+            fprintf(stderr, "%s%s %" PRIu64, k++ ? ", " : "", perf_reader__attr(x->r, i)->name,
+                    x->per_attr[i]);
+    fprintf(stderr, "), %" PRIu64 " lost, %.1f%% of frames unknown, %zu processes, %zu stacks%s\n",
+            perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
+            session__n_processes(x->s), profile__n_samples(x->p),
+            perf_reader__truncated(x->r) ? ", input truncated" : "");
+}
+
 /* calls mode: entries and returns come without stacks (calls.c makes
  * them); an entry's function is named by its trampoline's address, or it
  * is a system call, named as the syscalls mode names it. */
@@ -187,6 +216,7 @@ static void call(struct run *x, const struct pd_sample *s, enum role role)
                       ? symbols__named(x->sy, marker, FRAME_ROOT)
                       : symbols__frame(x->sy, t->proc, key, 0, 0);
     x->samples++;
+    count_event(x, s->attr_idx);
     modes__call(&x->m, s, key, thread_of(x, t), pframe_of(x, id));
 }
 
@@ -265,6 +295,7 @@ static int sample(struct run *x, const struct pd_event *ev)
         modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
         return 0;
     }
+    count_event(x, s->attr_idx);
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     enum unwind_stop stop = UNWIND_COMPLETE;
     size_t n;
@@ -506,11 +537,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     profile__finish(x->p);
     set_span(x, path);
     if (o->verbose)
-        fprintf(stderr, "pymerge: %" PRIu64 " samples (%s), %" PRIu64 " lost, %.1f%% of frames "
-                "unknown, %zu processes, %zu stacks%s\n", x->samples, x->event ? x->event : "-",
-                perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
-                session__n_processes(x->s), profile__n_samples(x->p),
-                perf_reader__truncated(x->r) ? ", input truncated" : "");
+        summary(x);
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
     if (o->verbose && x->st)
@@ -533,7 +560,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
             if (perf_reader__attr(x->r, i)->lost)
                 fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
                         perf_reader__attr(x->r, i)->lost);
-        fputs(o->verbose ? "\n" : " (a bigger buffer: perf record -m; fewer events: -F, -c)\n", stderr);
+        fputs(o->verbose ? "\n" : " (a bigger buffer: pyperf-record -m 256M or perf record -m"
+              " 256M; fewer events: a lower -F, or perf record -c)\n", stderr);
     }
     if (o->verbose && x->m.calls) {
         const struct calls_stats *cs = calls__stats(x->m.calls);
@@ -555,6 +583,7 @@ out:
     modes__exit(&x->m);
     profile__delete(x->p);
     free(x->pframe);
+    free(x->per_attr);
     symbols__delete(x->sy);
     session__delete(x->s);
     perf_reader__delete(x->r);

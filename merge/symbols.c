@@ -197,7 +197,7 @@ static int is_plumbing(const char *name)
         "call_function", "do_call_core", "_PyObject_MakeTpCall", "method_vectorcall",
         "vectorcall_method", "vectorcall_unbound", "vectorcall_maybe", "slot_tp_call",
         "slot_tp_init", "slot_tp_new", "type_call", "py_trampoline_evaluator",
-        "pyperfmap_eval", "pyperfmap_first_call", "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
+        "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
         "_PyEval_EvalCode", "_PyEval_EvalCodeWithName", "PyEval_EvalCode",
         "PyEval_EvalCodeEx", "_PyVectorcall_Call", "PyVectorcall_Call",
         "_PyCFunction_FastCallDict", "_PyCFunction_FastCallKeywords",
@@ -211,6 +211,10 @@ static int is_plumbing(const char *name)
         "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
         "_PyObject_FastCall", "PyObject_FastCall", "cfunction_vectorcall_",
         "_PyFunction_FastCall", "_PyEval_EvalFrame",
+        /* libpyperfmap's hooks and their first-call and traced variants
+         * (libpyperfmap/evalhook.c); each lies between a Python frame and
+         * the eval loop of its callee, whichever hook is on */
+        "pyperfmap_eval", "pyperfmap_first_", "pyperfmap_traced_call", "pyperfmap_noop_eval",
     };
     size_t len = strcspn(name, ".");
     for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)

@@ -66,3 +66,12 @@ const struct writer *writer__find(const char *name)
             return &writers[i];
     return NULL;
 }
+
+int writer__has_stacks(const struct profile *p)
+{
+    size_t w = profile__weight(p);
+    for (size_t i = 0; i < profile__n_samples(p); i++)
+        if (profile__sample(p, i)->v[w])
+            return 1;
+    return 0;
+}

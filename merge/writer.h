@@ -27,4 +27,9 @@ struct writer {
 /* The writer called name, or NULL. */
 const struct writer *writer__find(const char *name);
 
+/* Whether any stack of p weighs something.  The rule of every format:
+ * a profile without one is no output at all (an error, with nothing
+ * written), not an empty file that looks like a result. */
+int writer__has_stacks(const struct profile *p);
+
 #endif

@@ -575,6 +575,15 @@ class Modes(unittest.TestCase):
         self.assertGreater(len(ys), 100)
         self.assertEqual(ys, sorted(ys, reverse=True))
         self.assertFalse(any("freer" in title for title in lines))
+        # Its byte axis: one unit for every label, even round steps from 0,
+        # a top above keeper's end.
+        axis = [t.text.split() for t in svg.iter(ns + "text") if t.get("text-anchor") == "end"]
+        self.assertEqual(len({unit for _, unit in axis}), 1, axis)
+        values = [float(v) for v, _ in axis]
+        steps = {round(b - a, 6) for a, b in zip(values, values[1:])}
+        self.assertEqual((values[0], len(steps)), (0, 1), axis)
+        scale = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[axis[0][1]]
+        self.assertGreaterEqual(values[-1] * scale, columns[-1])
 
     def test_leaks_probes_removed_after_sigint(self):
         group, _ = self.interrupt_a_recording("leaks", "free", "--exact")

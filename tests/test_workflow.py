@@ -17,6 +17,17 @@ RECORD = os.path.join(SCRIPTS, "pyperf-record")
 PYPATH = os.environ.get("PYPERFMAP_PATH", "")
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
+# Three nested Python calls, the innermost spinning.
+NESTED = """
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def middle(n): return leaf(n)
+def outer(n): return middle(n)
+"""
+
 
 def run(args, env=None, **kw):
     e = dict(os.environ, PYTHONPATH=PYPATH)
@@ -88,6 +99,46 @@ class Record(unittest.TestCase):
         self.assertIn("child_work (app.py)", text)
         self.assertIn("<title>", text)
 
+    def test_call_paths_leave_no_hook_frames(self):
+        """A DWARF copy below the default turns the program's call paths on
+        (pyperfmap_eval_path); the mixed view must drop that hook between
+        Python frames as it drops pyperfmap_eval."""
+        app = self.script(NESTED + "for _ in range(20):\n    outer(200000)\n")
+        out = os.path.join(self.dir, "rec")
+        r = run([RECORD, "-o", out, "--dwarf=8192", "--", PYTHON, app])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folded = run(["pymerge", os.path.join(out, "perf.data")])
+        self.assertEqual(folded.returncode, 0, folded.stderr)
+        python = hooks = 0
+        for line in folded.stdout.splitlines():
+            stack, weight = line.rsplit(" ", 1)
+            if "leaf (app.py)" not in stack:
+                continue
+            python += int(weight)
+            frames = stack.split(";")
+            if any(f.startswith("pyperfmap_") for f in frames[frames.index("outer (app.py)"):]):
+                hooks += int(weight)
+        self.assertGreater(python, 0, folded.stdout[:3000])
+        self.assertEqual(hooks, 0, folded.stdout[:3000])
+
+    def test_buffer_size_reaches_perf(self):
+        """-m/--mmap-pages is perf record's -m, the one buffer option
+        (replacing the tracing modes' default); perf's own header says
+        what it was given."""
+        app = self.script("print(sum(range(100000)))\n")
+        for mode, pages in (("cpu", "64"), ("syscalls", "1M")):
+            out = os.path.join(self.dir, mode)
+            r = run([RECORD, "-o", out, "--mode", mode, "--mmap-pages", pages, "--", PYTHON, app])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            header = run(["perf", "report", "--header-only", "-i", os.path.join(out, "perf.data")])
+            cmdline = [l for l in header.stdout.splitlines() if l.startswith("# cmdline")]
+            self.assertEqual(len(cmdline), 1, header.stdout)
+            self.assertEqual(cmdline[0].split().count("-m"), 1, cmdline[0])
+            self.assertIn(" -m %s " % pages, cmdline[0])
+        r = run([RECORD, "-o", os.path.join(self.dir, "bad"), "-m", "lots", "--", PYTHON, app])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("-m/--mmap-pages takes a number of pages", r.stderr)
+
     def test_flamegraph_errors(self):
         fg = os.path.join(SCRIPTS, "pyperf-flamegraph")
         r = run([fg, os.path.join(self.dir, "missing")])
@@ -155,20 +206,136 @@ class Record(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0, args)
             self.assertIn(msg, r.stderr, args)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertFalse(os.path.exists(out), args)     # no folder left behind
 
-    @unittest.skipUnless(shutil.which("setpriv"), "setpriv missing")
-    def test_not_permitted_names_the_fix(self):
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            if int(f.read()) <= 1:
-                self.skipTest("perf_event_paranoid allows unprivileged profiling here")
+    def test_failure_removes_only_what_it_made(self):
+        """A run that records nothing removes the folders it made for -o
+        (parents too) and nothing else: not a folder that was there, nor
+        what is in it."""
         app = self.script("print(1)\n")
-        os.chmod(self.dir, 0o777)
-        r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                 sys.executable, RECORD, "-o", os.path.join(self.dir, "rec"), "--", PYTHON, app])
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("perf_event_paranoid", r.stderr)
-        self.assertIn("sysctl kernel.perf_event_paranoid=1", r.stderr)
+        nested = os.path.join(self.dir, "a", "b", "rec")
+        kept = os.path.join(self.dir, "kept")
+        os.makedirs(kept)
+        with open(os.path.join(kept, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        for out in (nested, os.path.join(kept, "rec"), kept):
+            for args, env in ((["--", PYTHON, app], {"PYTHONPATH": ""}),     # pyperfmap missing
+                              (["-e", "no-such-event", "--", PYTHON, app], None)):   # perf fails
+                r = run([RECORD, "-o", out] + args, env=env)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.dir, "a")), args)
+                self.assertEqual(os.listdir(kept), ["notes.txt"], args)
 
+    def as_nobody(self, args, **kw):
+        """args run as nobody (no groups), with a home of its own (perf
+        keeps its build-id cache there) and a copy of the build it can
+        read wherever the tree is (self.record, self.pymerge, pyperfmap);
+        the perf maps its Python processes leave in /tmp are removed
+        after the test."""
+        home = os.path.join(self.dir, "home")
+        if not os.path.isdir(home):
+            os.chmod(self.dir, 0o755)
+            os.makedirs(home)
+            os.chmod(home, 0o777)
+            self.addCleanup(self.remove_maps_of, 65534, time.time())
+            shutil.copytree(os.path.join(PYPATH, "pyperfmap"), os.path.join(self.dir, "lib", "pyperfmap"))
+            shutil.copytree(SCRIPTS, os.path.join(self.dir, "scripts"))
+            self.record = os.path.join(self.dir, "scripts", "pyperf-record")
+            self.pymerge = shutil.copy(shutil.which("pymerge"), self.dir)
+        return run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + args,
+                   env={"HOME": home, "PYTHONPATH": os.path.join(self.dir, "lib")}, **kw)
+
+    @staticmethod
+    def remove_maps_of(uid, since):
+        for name in os.listdir("/tmp"):
+            path = os.path.join("/tmp", name)
+            if name.startswith("perf-") and name.endswith(".map"):
+                st = os.stat(path)
+                if st.st_uid == uid and st.st_mtime >= since - 1:
+                    os.unlink(path)
+
+    def paranoid(self, level):
+        """Sets kernel.perf_event_paranoid to level for this test (root
+        bypasses it, so other tests are not affected), restored after."""
+        path = "/proc/sys/kernel/perf_event_paranoid"
+        with open(path) as f:
+            old = f.read().strip()
+        if old != str(level):
+            with open(path, "w") as f:
+                f.write(str(level))
+            self.addCleanup(self.write_paranoid, path, old)
+
+    @staticmethod
+    def write_paranoid(path, level):
+        with open(path, "w") as f:
+            f.write(level)
+
+    @unittest.skipUnless(shutil.which("setpriv") and os.geteuid() == 0, "needs root and setpriv")
+    def test_ordinary_user_records_user_space(self):
+        """At perf_event_paranoid 2 (the usual default) perf records a
+        user's own program in user space: so does pyperf-record, saying
+        once that kernel frames need more, and pymerge (as that user)
+        names the Python frames.  The build is world-readable; Debian's
+        python3 is the interpreter (pyenv's live under /root)."""
+        self.paranoid(2)
+        self.as_nobody(["true"])
+        app = self.script(NESTED + "outer(5000000)\n")
+        os.chmod(app, 0o644)
+        out = os.path.join(self.dir, "rec")
+        os.makedirs(out)
+        os.chmod(out, 0o777)
+        r = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", app])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        maps = [f for f in os.listdir(out) if f.startswith("perf-")]
+        self.assertEqual(r.stderr.count("kernel.perf_event_paranoid=1"), 1, r.stderr)
+        self.assertIn("--all-user", r.stderr)
+        self.assertTrue(maps, os.listdir(out))
+        folded = self.as_nobody([self.pymerge, os.path.join(out, "perf.data")])
+        self.assertEqual(folded.returncode, 0, folded.stderr)
+        python = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines()
+                     if ";outer (app.py);middle (app.py);leaf (app.py)" in l)
+        total = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines())
+        self.assertGreater(python, total / 2, folded.stdout[:3000])
+
+    @unittest.skipUnless(shutil.which("setpriv") and os.geteuid() == 0, "needs root and setpriv")
+    def test_refused_only_where_perf_cannot_record(self):
+        """pyperf-record refuses an ordinary user exactly where perf does:
+        an event perf cannot open for them (a tracepoint: tracefs is
+        root's), in perf's words, and at paranoid 3 whatever perf itself
+        does on this kernel; the tracing modes (probes, tracefs) need root.
+        One line each, with the fix."""
+        app = self.script("print(1)\n")
+        self.as_nobody(["true"])
+        out = os.path.join(self.dir, "home", "rec")
+        self.paranoid(2)
+        r = self.as_nobody([sys.executable, self.record, "-o", out, "--mode", "offcpu", "--",
+                            "/usr/bin/python3", app])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(), [
+            "pyperf-record: --mode offcpu records kernel tracepoints, which only root may set up;"
+            " run pyperf-record as root (sudo), or use --mode cpu"])
+
+        def perf_records(event):
+            return self.as_nobody(["perf", "record", "-q", "--all-user", "-e", event, "-o",
+                                   os.path.join(self.dir, "home", "p.data"), "--", "true"]
+                                  ).returncode == 0
+        # tracefs is root's (mode 700) on this machine kind: perf cannot
+        self.assertFalse(perf_records("sched:sched_switch"), "tracefs is readable by nobody here")
+        r = self.as_nobody([sys.executable, self.record, "-o", out, "-e", "sched:sched_switch", "--",
+                            "/usr/bin/python3", app])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("perf cannot record -e sched:sched_switch", r.stderr)
+        self.assertIn("No permissions to read /sys/kernel/tracing", r.stderr)
+        self.assertIn("fix: run pyperf-record as root", r.stderr)
+        self.paranoid(3)
+        r = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", app])
+        if perf_records("cpu-clock"):       # a kernel without Debian's level 3
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("recording user space only (perf_event_paranoid is 3)", r.stderr)
+        else:
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("sudo sysctl kernel.perf_event_paranoid=2", r.stderr)
 
 if __name__ == "__main__":
     unittest.main()

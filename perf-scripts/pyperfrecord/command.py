@@ -6,6 +6,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 
 from pyperfrecord import die
 
@@ -13,20 +15,70 @@ PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
 
 
-def check_perf():
+# Capabilities that lift perf_event_paranoid's limits (CAP_SYS_ADMIN,
+# CAP_PERFMON), as bits of /proc/self/status's CapEff.
+PERF_CAPS = (1 << 21) | (1 << 38)
+
+
+def perf_privileged():
+    """Whether perf may record anything here: root, or a capability that
+    lifts perf_event_paranoid."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        with open("/proc/self/status") as f:
+            caps = [l.split()[1] for l in f if l.startswith("CapEff:")]
+        return bool(int(caps[0], 16) & PERF_CAPS)
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def perf_refusal(perf, events):
+    """Why perf cannot record events (user space only) here as this user,
+    in perf's own words, or None when it can: a recording of `true`."""
+    with tempfile.TemporaryDirectory(prefix="pyperf-record-") as d:
+        p = subprocess.run([perf, "record", "-q", "--all-user", "-o", os.path.join(d, "probe.data")]
+                           + events + ["--", "true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode == 0:
+        return None
+    lines = [l.strip() for l in p.stderr.splitlines() if l.strip()] or ["exit status %d" % p.returncode]
+    said = [l.split(None, 1)[1] for l in lines if l.startswith("Error:") and " " in l]
+    return (said or lines)[0]
+
+
+def check_perf(mode, events):
+    """perf's path, and whether it records user space only: what
+    kernel.perf_event_paranoid leaves an ordinary user (from 2, the common
+    default, perf records a user's own processes without kernel frames).
+    The cpu mode's events are tried as perf would record them, so that only
+    what perf itself refuses is refused; the tracing modes need tracefs
+    and probes, which are root's."""
     perf = shutil.which("perf")
     if not perf:
         die("perf is not installed (Debian: apt-get install linux-perf)")
-    if os.geteuid() != 0:
-        try:
-            with open("/proc/sys/kernel/perf_event_paranoid") as f:
-                level = int(f.read())
-        except (OSError, ValueError):
-            level = 2
-        if level > 1:
-            die("perf_event_paranoid is %d, which forbids profiling as this user;"
-                " fix: sudo sysctl kernel.perf_event_paranoid=1 (or run as root)" % level)
-    return perf
+    if perf_privileged():
+        return perf, False
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            level = int(f.read())
+    except (OSError, ValueError):
+        level = 2
+    if mode != "cpu":
+        die("--mode %s records %s, which only root may set up; run pyperf-record as root"
+            " (sudo), or use --mode cpu" % (mode, "uprobes" if mode in ("alloc", "leaks", "calls")
+                                            else "kernel tracepoints"))
+    why = perf_refusal(perf, events)
+    if why:
+        die("perf cannot record %s as this user (perf_event_paranoid is %d): %s; fix: run"
+            " pyperf-record as root (sudo)%s" % (" ".join(events), level, why,
+                                                 ", or sudo sysctl kernel.perf_event_paranoid=2"
+                                                 if level > 2 else ""))
+    if level >= 2:
+        sys.stderr.write("pyperf-record: recording user space only (perf_event_paranoid is %d);"
+                         " for kernel frames too: sudo sysctl kernel.perf_event_paranoid=1, or run"
+                         " as root\n" % level)
+    return perf, level >= 2
 
 
 def split_python_command(cmd):

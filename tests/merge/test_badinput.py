@@ -124,6 +124,28 @@ class BadInputTest(unittest.TestCase):
                            stderr=subprocess.PIPE, timeout=TIMEOUT, errors='surrogateescape')
         self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: %s: no stacks to draw\n' % empty))
 
+    def test_no_samples_is_one_error_in_every_format(self):
+        """A real recording without a sample (a period longer than the run):
+        every format, diff either way round and merge exit 2 with the same
+        one line, print nothing and create no -o file."""
+        empty = record(os.path.join(TMP, 'nosamples.data'), ['true'], '-e', 'cpu-clock',
+                       '-c', '1000000000000')
+        out = os.path.join(TMP, 'nosamples.out')
+        for fmt in ('folded', 'svg', 'speedscope', 'pprof', 'trace', 'table', 'growth'):
+            for args in (['--format', fmt], ['--format', fmt, '-o', out]):
+                p = run(empty, *args)
+                self.assertEqual((p.returncode, p.stdout, p.stderr),
+                                 (2, '', 'pymerge: %s: no stacks to draw\n' % empty), args)
+                self.assertFalse(os.path.exists(out), args)
+        for cmd, name in ((['diff', FP, empty], empty), (['diff', empty, FP], empty),
+                          (['diff', '--format', 'svg', FP, empty], empty),
+                          (['merge', empty, empty, '-o', out], 'merge')):
+            p = subprocess.run([PYMERGE] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, errors='surrogateescape')
+            self.assertEqual((p.returncode, p.stdout, p.stderr),
+                             (2, '', 'pymerge: %s: no stacks to draw\n' % name), cmd)
+            self.assertFalse(os.path.exists(out), cmd)
+
     def test_unreadable(self):
         if os.geteuid() == 0:
             # root reads anything: make it unreadable in another way.
@@ -141,7 +163,8 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(run(variant('swapped', bytes(data))), 'offset 0', 'endianness')
 
     def test_truncated_header(self):
-        self.assertBad(run(variant('hdr', read(FP)[:60])), 'offset 0', 'file header')
+        self.assertBad(run(variant('hdr', read(FP)[:60])), 'offset 0', 'truncated',
+                       'inside the file header')
 
     def test_impossible_attr_size(self):
         data = bytearray(read(FP))
@@ -151,12 +174,26 @@ class BadInputTest(unittest.TestCase):
     def test_impossible_attr_section(self):
         data = bytearray(read(FP))
         struct.pack_into('<Q', data, 32, 1 << 50)
-        self.assertBad(run(variant('attrsec', bytes(data))), 'offset 24', 'attr section')
+        self.assertBad(run(variant('attrsec', bytes(data))), 'offset 24', 'attr section',
+                       'impossible')
 
-    def test_impossible_data_offset(self):
+    def test_data_past_the_end(self):
         data = bytearray(read(FP))
         struct.pack_into('<Q', data, 40, 1 << 60)
-        self.assertBad(run(variant('dataoff', bytes(data))), 'offset 40', 'data offset')
+        self.assertBad(run(variant('dataoff', bytes(data))), 'offset 40', 'truncated',
+                       'data section at offset %d' % (1 << 60))
+
+    def test_header_only_is_truncated(self):
+        """A file cut anywhere before its data (the 104-byte header alone,
+        inside the header, the attrs or their event ids) says it is
+        truncated and where it ends."""
+        full = read(FP)
+        data_off, _ = header(full)
+        self.assertBad(run(variant('hdronly', full[:104])), 'offset 24',
+                       'truncated: the file ends at 104 bytes', 'attr section')
+        for cut in range(16, data_off, 8):
+            self.assertBad(run(variant('cut%d' % cut, full[:cut])), 'truncated',
+                           'the file ends at %d bytes' % cut)
 
     def test_record_size_zero(self):
         data = bytearray(read(FP))
@@ -218,7 +255,11 @@ class LostTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(', 1234 lost,', p.stderr)
         self.assertEqual(p.stdout, run(FP).stdout)
-        self.assertIn('1234 records were lost while recording', run(path).stderr)
+        advice = run(path).stderr
+        self.assertIn('1234 records were lost while recording', advice)
+        # the advice names the buffer option of both recorders
+        self.assertIn('pyperf-record -m', advice)
+        self.assertIn('perf record -m', advice)
 
 
 class TruncatedTest(unittest.TestCase):

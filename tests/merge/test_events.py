@@ -197,6 +197,22 @@ class EventsTest(unittest.TestCase):
             got = decoded(tracedump('-', stdin=f))
         self.assertEqual(got, from_perf_script(PIPE))
 
+    def test_verbose_counts_per_event(self):
+        """-v says how many samples of each event were folded: a wall-like
+        recording (cpu-clock samples and sched_switch) gives each event's
+        count as perf script does, and they add up to the total."""
+        cmd = [sys.executable, '-c', PROGRAM + 'sum(range(3000000))']
+        data = record(os.path.join(TMP, 'wall.data'), cmd, '-e', 'cpu-clock/freq=999/',
+                      '-e', 'sched:sched_switch', '--switch-events', env=ENV)
+        line = pymerge('-v', data).stderr.splitlines()[0]
+        m = re.match(r'pymerge: (\d+) samples \((.*)\), \d+ lost', line)
+        self.assertTrue(m, line)
+        said = {name: int(n) for name, n in re.findall(r'(\S+) (\d+)(?:, |$)', m.group(2))}
+        counts = script_counts(data)
+        self.assertEqual(said, dict(counts), line)
+        self.assertGreater(counts['cpu-clock/freq=999/'], 0)
+        self.assertEqual(sum(said.values()), int(m.group(1)))
+
     def test_uprobe(self):
         """perf probe -x libc 'malloc size=%di:u64' is a tracepoint like any
         other; low=%di:s8, the size's low byte as a signed char, is the
