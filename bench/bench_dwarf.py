@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark pymerge on a --call-graph dwarf recording (issue 4).
+"""Benchmark pymerge on a --call-graph dwarf recording.
 
     bench/bench_dwarf.py --pymerge BUILD/merge/pymerge --pythonpath BUILD/libpyperfmap
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark pprof output and pymerge merge (issue 13).
+"""Benchmark pprof output and pymerge merge.
 
     bench/bench_merge.py --pymerge BUILD/merge/pymerge [--keep DIR] [--runs 5] [--inputs 100]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark pymerge on a frame-pointer recording (issue 3).
+"""Benchmark pymerge on a frame-pointer recording.
 
     bench/bench_pymerge.py --pymerge BUILD/merge/pymerge [--min-mb 25] [--runs 3]
 

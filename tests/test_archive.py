@@ -1,4 +1,4 @@
-"""Recordings that travel (issue 11, item 5), with real perf.
+"""Recordings that travel, with real perf.
 
 A Python program calls, through ctypes, a small C library built here
 (`archived_spin`, with a build id).  It is recorded twice with

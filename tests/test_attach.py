@@ -1,5 +1,5 @@
-"""Attaching to a running CPython that was started without pyperfmap
-(issue 10, item 3): pyperf-record -p PID enables pyperfmap inside it at a
+"""Attaching to a running CPython that was started without pyperfmap:
+pyperf-record -p PID enables pyperfmap inside it at a
 safe point (gdb queues a pending call), records, and turns it off again.
 
 Run by /usr/bin/python3 (meson test suite "attach") with PYPERF_SCRIPTS,

@@ -1,4 +1,4 @@
-"""Python programs as they really run (issue 10): any command under
+"""Python programs as they really run: any command under
 pyperf-record (console scripts, python -c/-m/SCRIPT), every kind of child
 process, and pip install into a fresh venv (containers: test_containers.py).
 

@@ -1,5 +1,5 @@
-"""A program in PID and mount namespaces of its own, as in a container
-(issue 10, item 4): it names its perf map by its PID there (perf-1.map for
+"""A program in PID and mount namespaces of its own, as in a container:
+it names its perf map by its PID there (perf-1.map for
 the namespace's init), in its own /tmp (a private tmpfs here).  Its Python
 functions must be named when it is recorded from the host by
 pyperf-record -p HOSTPID (started with pyperfmap, or attached to), when

@@ -1,4 +1,4 @@
-"""Frame-pointer recordings (issue 11, items 2 and 3), with real perf.
+"""Frame-pointer recordings, with real perf.
 
 On a CPython built with frame pointers (tests/build-fp-python builds one;
 CI does so before `meson setup`), `perf record -g` walks through pyperfmap's

@@ -1,4 +1,4 @@
-"""pymerge merge: three real recordings summed into one profile (issue 13.4).
+"""pymerge merge: three real recordings summed into one profile.
 
 Three short pyperf-record runs of one Python program (as three hosts would
 give): merging the recordings, their folded outputs or their pprof files

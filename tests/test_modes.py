@@ -46,8 +46,8 @@ function poll() {
     w.dispatchEvent(new w.KeyboardEvent('keydown', {key: '3', bubbles: true}));
     switched = true;
   }
-  /* CI on 6585ea9 once saw the table's header and no rows for 60 s: the
-   * list sizes itself from its box, so ask it to measure again */
+  /* The table's list sizes itself from its box, which may not be laid
+   * out yet when the view switches: ask it to measure again */
   if (switched && ++waited %% 10 == 0) {
     w.dispatchEvent(new w.Event('resize'));
     w.dispatchEvent(new w.KeyboardEvent('keydown', {key: '3', bubbles: true}));

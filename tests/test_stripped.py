@@ -1,4 +1,4 @@
-"""A stripped interpreter (issue 11, item 4), with real perf.
+"""A stripped interpreter, with real perf.
 
 Debian's /usr/bin/python3.11 has no .symtab: its internal functions are
 unnamed, "[python3.11]" frames.  A pyperf-record recording of

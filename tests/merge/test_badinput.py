@@ -421,8 +421,8 @@ class FuzzTest(unittest.TestCase):
     def test_fuzz_pipe_mode(self):
         self.fuzz([PIPE], 60, 3)
 
-    # Each option family reaches code the defaults do not (a COMM under
-    # --tid overflowed a buffer, issue 9): fewer cases each, every input.
+    # Each option family reaches code the defaults do not (--tid formats
+    # a COMM into a buffer): fewer cases each, every input.
     def test_fuzz_pid_tid(self):
         self.fuzz([FP, Z, PIPE], 20, 4, '--pid')
         self.fuzz([FP, Z, PIPE], 20, 5, '--tid')

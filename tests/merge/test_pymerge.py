@@ -120,9 +120,8 @@ class GoldenTest(unittest.TestCase):
 
     def test_context_word_in_user_stack(self):
         """A chain with PERF_CONTEXT_KERNEL after its leaf, then a user
-        address: perf names that address [unknown], and so must pymerge (it
-        named it [kernel.kallsyms], and CPython 3.11's golden -g test failed
-        on one such sample in ld.so, in CI on 7ed3653)."""
+        address: perf names that address [unknown], and so must pymerge, not
+        [kernel.kallsyms]."""
         data = self.record_badchain('context')
         want = parse_folded(golden(data))
         self.assertGreater(want.get('badchain;[unknown];spin_context', 0), 0.5 * total(want),

@@ -72,8 +72,8 @@ def kept_work_functions(data):
     at a trampoline's first byte above the leaf: no call returns there
     (the broken chain took a stale pointer to the trampoline for a return
     address), and the views but native name a return address by the call
-    before it, in the trampoline laid out just before (CI once saw
-    `<module> (work.py)` come out as `_run_code (runpy.py)` so)."""
+    before it, in the trampoline laid out just before: `<module>
+    (work.py)` would come out as `_run_code (runpy.py)`)."""
     kept = set()
     for sample in perf_script(data, 'ip', 'sym', 'symoff').split('\n\n'):
         for k, line in enumerate(sample.strip().splitlines()):

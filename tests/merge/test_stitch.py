@@ -264,9 +264,6 @@ class RealPrograms(Stitching):
         self.check_program('django', self.django(), **self.PLAIN)
 
     def test_django_paths(self):
-        # 10 runs beside a CI run: 99.1-100% complete, 0.05-0.40 points
-        # (0.9-1.7 points before stitch__finish retried paths, and 6 once
-        # on a machine loaded enough to make perf lose samples).
         self.check_program('django', self.django(), SMALL, paths=True)
 
     def test_numpy(self):
@@ -274,9 +271,7 @@ class RealPrograms(Stitching):
 
     def test_numpy_paths(self):
         # Ten processes: each completes the others' stacks through the
-        # paths they share, the first ones' at the end of the input (25
-        # runs beside a CI run: 99.1-100% complete, 0.0 points; 97.6-99.7%
-        # and up to 1.0 point before stitch__finish retried them).
+        # paths they share, the first ones' at the end of the input.
         self.check_program('numpy', self.numpy(), SMALL, paths=True)
 
 

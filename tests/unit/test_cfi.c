@@ -138,8 +138,8 @@ static void walk(void)
 }
 
 /* t_plain <- t_nocfi <- t_root: code without CFI that called out is
- * stepped through by its frame pointer (CI met a sample in __cxa_finalize
- * at exit, called by crt's __do_global_dtors_aux); as the sampled frame it
+ * stepped through by its frame pointer (__cxa_finalize at exit is called
+ * by crt's __do_global_dtors_aux, which has none); as the sampled frame it
  * may be before its push %rbp, and stops the walk. */
 static void walk_nocfi(void)
 {
@@ -171,8 +171,8 @@ static void walk_nocfi(void)
 
 /* ld.so's _start and _dl_start_user have no CFI, and _dl_init, which runs
  * the constructors, returns into the latter: up to the next function with
- * CFI, every byte is the outermost frame (CI met a sample in call_init 47
- * bytes past the entry, when the stub was 32 bytes). */
+ * CFI, every byte is the outermost frame (call_init returns 47 bytes past
+ * the entry, beyond a 32-byte stub). */
 static void loader_entry(void)
 {
     const char *ld = "/lib64/ld-linux-x86-64.so.2";
