@@ -120,6 +120,26 @@ def python_version_of(pid):
     return (int(parts[0]), int(parts[1])) if len(parts) == 2 else None
 
 
+def target(pid, paths=False):
+    """(an Attach for PID, its executable), after checking that PID is a
+    CPython 3.8+ this user may trace; dies with one line otherwise."""
+    if not os.path.exists("/proc/%d" % pid):
+        die("no process with PID %d" % pid)
+    try:
+        # Readable only by whoever may ptrace it, which attaching needs anyway.
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except PermissionError:
+        die(ptrace_denied(pid))
+    except OSError:
+        die("no process with PID %d" % pid)
+    version = python_version_of(pid)
+    if version is None:
+        die("PID %d (%s) is not a CPython process" % (pid, exe))
+    if version < (3, 8):
+        die("PID %d runs CPython %d.%d; pyperfmap needs 3.8 or later" % ((pid,) + version))
+    return Attach(pid, version, paths), exe
+
+
 def same_dir(a, b):
     try:
         return os.path.samefile(a, b)
