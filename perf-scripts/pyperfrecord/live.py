@@ -67,7 +67,7 @@ class Snapshots:
     def thread_name(self, tid):
         for pid, t, comm in self.threads.values():
             if t == tid:
-                return "%s %d" % (comm.rsplit("-", 1)[0], tid)
+                return "%s %d" % (comm, tid)
         return str(tid)
 
 
@@ -210,6 +210,8 @@ class Screen:
             self.sel = 0
         elif k in (ord("p"), ord(" ")):
             m.paused = not m.paused
+            if not m.paused:
+                m.choose()      # the run's sums missed the snapshots read meanwhile
         elif k == c.KEY_DOWN:
             self.sel += 1
         elif k == c.KEY_UP:
