@@ -221,6 +221,41 @@ class TestTop(unittest.TestCase):
         self.assertEqual(first_row(tables[-2]), "hottest_loop (hot.py)", tables[-2])
         self.assertEqual(pymerge_python(out).returncode, 0)
 
+    def test_live_format(self):
+        """pymerge --format live on a folder pyperf-top left: snapshots that
+        end with x, each stack in three views (native | mixed | python)
+        whose python part is the python view's stack."""
+        out = os.path.join(self.dir, "fmt")
+        subprocess.run(["/usr/bin/python3", TOP, "-o", out, "--", PYTHON, self.prog, "3"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env(), timeout=TIMEOUT,
+                       check=True)
+        p = subprocess.run(["pymerge", "--format", "live", "--interval", "0.5",
+                            os.path.join(out, "perf.data")], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0], "h cpu-ns")
+        self.assertTrue(lines[-1].startswith("x "), lines[-1])
+        self.assertGreaterEqual(sum(line.startswith("i ") for line in lines), 3)
+        names = {}
+        for line in lines:
+            if line.startswith("f "):
+                _, fid, kind, name = line.split(" ", 3)
+                names[fid] = (kind, name)
+        views = []
+        for line in lines:
+            if line.startswith("s "):
+                parts = line.split(" ", 2)[2].split("|")
+                self.assertEqual(len(parts), 3, line)
+                views.append([[names[f][1] for f in part.split()] for part in parts])
+        hot = [v for v in views if v[2][-2:] == ["middle_caller (hot.py)", "hottest_loop (hot.py)"]]
+        self.assertTrue(hot, views[:5])
+        native, mixed, python = hot[0]
+        self.assertIn("py::hottest_loop:" + self.prog, native)
+        self.assertIn("_PyEval_EvalFrameDefault", native)
+        self.assertNotIn("_PyEval_EvalFrameDefault", mixed)
+        self.assertEqual([f for f in mixed if f.endswith("(hot.py)")], python[-4:])
+
     def test_wall_and_syscalls(self):
         """The wall mode shows a sleep as an off-CPU leaf under its
         function, the syscalls mode the system calls made."""
