@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from pyperfrecord import die
+from pyperfrecord import PROG, die
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
 
@@ -314,10 +314,10 @@ class Attach:
         if self.held:
             return False
         if msg == "enabled":
-            sys.stderr.write("pyperf-record: enabled pyperfmap in PID %d (%.2f s)\n"
+            sys.stderr.write(PROG + ": enabled pyperfmap in PID %d (%.2f s)\n"
                              % (self.pid, time.monotonic() - started))
         if msg is None:
-            sys.stderr.write("pyperf-record: PID %d's main thread reached no safe point in %d s (it is in a"
+            sys.stderr.write(PROG + ": PID %d's main thread reached no safe point in %d s (it is in a"
                              " long C call: sleep, join, read...); recording anyway, Python functions are"
                              " named from when it does\n" % (self.pid, SAFE_POINT_WAIT))
         elif msg.startswith("error"):
@@ -330,7 +330,7 @@ class Attach:
         -X perf, whose hook keeps pyperfmap out); an error otherwise."""
         if not own_map(self.pid):
             die(problem)
-        sys.stderr.write("pyperf-record: %s; PID %d has a perf map: recording it as it is\n"
+        sys.stderr.write(PROG + ": %s; PID %d has a perf map: recording it as it is\n"
                          % (problem, self.pid))
         return True
 
@@ -346,11 +346,11 @@ class Attach:
             problem = str(e)
         msg = None if problem else self.wait("off")
         if msg == "disabled":
-            sys.stderr.write("pyperf-record: turned pyperfmap off in PID %d (%.2f s)\n"
+            sys.stderr.write(PROG + ": turned pyperfmap off in PID %d (%.2f s)\n"
                              % (self.pid, time.monotonic() - started))
         if problem or (msg and msg.startswith("error")):
-            sys.stderr.write("pyperf-record: warning: could not turn pyperfmap off in PID %d: %s\n"
+            sys.stderr.write(PROG + ": warning: could not turn pyperfmap off in PID %d: %s\n"
                              % (self.pid, problem or msg))
         elif msg is None:
-            sys.stderr.write("pyperf-record: PID %d's main thread reached no safe point in %d s;"
+            sys.stderr.write(PROG + ": PID %d's main thread reached no safe point in %d s;"
                              " pyperfmap goes off when it does\n" % (self.pid, SAFE_POINT_WAIT))

@@ -65,10 +65,9 @@ class Snapshots:
         return sorted({v[1] for v in self.threads.values()})
 
     def thread_name(self, tid):
-        for pid, t, comm in self.threads.values():
-            if t == tid:
-                return "%s %d" % (comm, tid)
-        return str(tid)
+        """comm TID, by the thread's last comm (after an exec)."""
+        comms = [comm for _, t, comm in self.threads.values() if t == tid]
+        return "%s %d" % (comms[-1], tid) if comms else str(tid)
 
 
 def sums(snap, items, view, tid):
