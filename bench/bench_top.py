@@ -84,6 +84,8 @@ def run_top_tmux(cmd, folder):
             time.sleep(0.2)
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
+        # the server leaves its socket behind
+        subprocess.run(["rm", "-f", "/tmp/tmux-%d/%s" % (os.getuid(), sock)])
 
 
 def run_top(python, args, folder, tty):

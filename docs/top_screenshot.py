@@ -58,6 +58,8 @@ def main():
         time.sleep(3)
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
+        # the server leaves its socket behind
+        subprocess.run(["rm", "-f", "/tmp/tmux-%d/%s" % (os.getuid(), sock)])
     page = os.path.join(tmp, "screen.html")
     with open(page, "w") as f:
         f.write(to_html(screen))

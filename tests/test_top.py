@@ -27,6 +27,7 @@ PYTHONS = [p for p in os.environ["TEST_PYTHONS"].split(":") if p]
 # Python function's own.
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0])
 SOCKET = "pyperf-top-test-%d" % os.getpid()
+SOCKET_PATH = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), SOCKET)
 TIMEOUT = 120
 
 # hottest_loop has most of the self time; helper_sum less, under
@@ -126,6 +127,8 @@ class TestTop(unittest.TestCase):
         self.prog = os.path.join(self.dir, "hot.py")
         with open(self.prog, "w") as f:
             f.write(PROGRAM)
+        # (cleanups run last first: the server is killed, then its socket goes)
+        self.addCleanup(lambda: os.path.exists(SOCKET_PATH) and os.unlink(SOCKET_PATH))
         self.addCleanup(tmux, "kill-server", check=False)
 
     def start(self, args, cols=160, rows=45):
