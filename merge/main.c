@@ -124,7 +124,10 @@ static const char usage[] =
     "                        growth: a leaks recording's live bytes over time, a\n"
     "                          line per stack (the top 8 at the end), as SVG\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
-    "  --input KIND          perf (default): FILE is a perf.data recording;\n"
+    "  --interval S          live: seconds of samples between two snapshots\n"
+    "                          (default 1)\n"
+    "                          perf record -g -o - ... | pymerge --format live --interval 0.5 -\n"
+  "  --input KIND          perf (default): FILE is a perf.data recording;\n"
     "                        folded: FILE holds folded stacks (from pymerge or any\n"
     "                          stackcollapse tool), to draw or convert\n"
     "                          pymerge --input folded --format svg x.folded > x.svg\n"
@@ -171,7 +174,7 @@ static const char usage[] =
 enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
        O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
        O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY,
-       O_LABEL, O_LABEL_FRAMES, O_AT };
+       O_LABEL, O_LABEL_FRAMES, O_AT, O_INTERVAL };
 
 struct cli {
     struct pipeline_opts o;
@@ -392,6 +395,7 @@ int main(int argc, char **argv)
         {"inside", required_argument, NULL, O_INSIDE},
         {"label", required_argument, NULL, O_LABEL},
         {"label-frames", no_argument, NULL, O_LABEL_FRAMES},
+        {"interval", required_argument, NULL, O_INTERVAL},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -407,6 +411,7 @@ int main(int argc, char **argv)
     struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
     char *end;
     int c, list_events = 0, label_frames = 0, format_set = 0;
+    double interval = 1;
     regex_t only, inside;
     /* merge: inputs in order, each with the --label before it */
     struct merge_input *in = is_merge ? xcalloc((size_t)argc, sizeof(*in)) : NULL;
@@ -491,6 +496,11 @@ int main(int argc, char **argv)
             if (*end || !*optarg)
                 goto bad;
             break;
+        case O_INTERVAL:
+            interval = strtod(optarg, &end);
+            if (*end || !*optarg || !(interval >= 0.01 && interval <= 3600))
+                goto bad;
+            break;
         case O_FAIL_ABOVE:
             cli.fail_above = strtod(optarg, &end);
             if (*end || !*optarg || cli.fail_above < 0)
@@ -534,6 +544,17 @@ int main(int argc, char **argv)
     if (argc - optind > 1)
         goto bad;
     const char *path = optind < argc ? argv[optind] : "perf.data";
+    if (cli.writer == writer__find("live")) {
+        if (cli.output || list_events)
+            goto bad;       /* its snapshots go to standard output as they come */
+        /* every thread apart, every view of each stack (live.h) */
+        o->root = ROOT_TID;
+        o->view.view = VIEW_MIXED;
+        o->live = cli.w.live = live__new(stdout, (uint64_t)(interval * 1e9));
+        int ret = run_convert(&cli, path);
+        live__delete(o->live);
+        return ret;
+    }
     if (list_events) {
         FILE *out = open_output(cli.output);
         if (!out)

@@ -8,6 +8,7 @@
 #include "stitch.h"
 #include "elfsyms.h"
 #include "fpcheck.h"
+#include "live.h"
 #include "modes.h"
 #include "util.h"
 
@@ -39,7 +40,7 @@ struct run {
     struct profile *p;
     u32 *pframe;                /* symbols frame id -> profile frame id + 1 */
     size_t cap_pframe;
-    u32 root_first[STACK_MAX + 2];
+    u32 root_first[LIVE_ROOM(STACK_MAX + 2)];   /* room for --format live's views */
     const char *event;          /* the event being folded, once known */
     uint64_t samples, frames, unknown;
     uint64_t *per_attr;         /* the samples folded, by perf_reader__attr index */
@@ -47,7 +48,7 @@ struct run {
     struct uframe uf[UNWIND_MAX_FRAMES];
     /* room for the [truncated] root and a marker leaf; late_ids for a
      * sample that waited (stitch.h) while ids holds the current one */
-    uint32_t ids[STACK_MAX + 2], kept[STACK_MAX + 2];
+    uint32_t ids[STACK_MAX + 2], kept[LIVE_ROOM(STACK_MAX + 2)];
     uint32_t late_ids[STACK_MAX + 2];
     struct stitch_act acts[UNWIND_MAX_FRAMES];
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings; CFI for fc */
@@ -237,7 +238,8 @@ static uint32_t profile_stack(struct run *x, uint32_t *ids, size_t n, int trunca
     }
     x->frames += n;
     x->samples++;
-    size_t m = view__apply(&x->o->view, x->sy, ids, n, x->kept);
+    size_t m = x->o->live ? live__views(x->sy, &x->o->view, ids, n, x->kept)
+                          : view__apply(&x->o->view, x->sy, ids, n, x->kept);
     for (size_t i = 0; i < m; i++)
         x->root_first[i] = pframe_of(x, x->kept[m - 1 - i]);
     return profile__stack(x->p, x->root_first, m);
@@ -507,6 +509,10 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
                 x->last_time = ev.time;
             if ((ret = sample(x, &ev)) < 0)
                 goto out;
+            if (o->live && (ret = live__tick(o->live, x->p, ev.time)) < 0) {
+                fprintf(stderr, "pymerge: <stdout>: write error: %s\n", strerror(errno ? errno : EIO));
+                goto out;
+            }
         } else if (ev.type == PD_SWITCH) {
             if (x->typed)
                 modes__switch(&x->m, &ev.u.sw, ev.time);

@@ -7,6 +7,7 @@
 #define PYMERGE_PIPELINE_H
 
 #include "calls.h"
+#include "live.h"
 #include "profile.h"
 #include "views.h"
 
@@ -30,6 +31,7 @@ struct pipeline_opts {
     const char *kallsyms;
     const char *map_dir;
     struct calls_filter filter; /* calls recordings only */
+    struct live *live;          /* --format live: snapshots while reading (live.h) */
 };
 
 /* Reads path into a new profile, *out.  Returns 0, or a negative errno

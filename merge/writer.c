@@ -49,6 +49,11 @@ static int growth(FILE *f, const struct profile *p, const struct write_opts *o)
     return out_growthplot__write(f, p, o->top, o->svg.title ? o->svg.title : "Live bytes over time");
 }
 
+static int live(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    return live__write(f, p, o->live);
+}
+
 static const struct writer writers[] = {
     {"folded", 0, folded},
     {"svg", 0, svg},
@@ -57,6 +62,7 @@ static const struct writer writers[] = {
     {"trace", 1, trace},
     {"table", 0, table},
     {"growth", 0, growth},
+    {"live", 0, live},
 };
 
 const struct writer *writer__find(const char *name)

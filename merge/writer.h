@@ -5,6 +5,7 @@
 #ifndef PYMERGE_WRITER_H
 #define PYMERGE_WRITER_H
 
+#include "live.h"
 #include "out_svg.h"
 #include "profile.h"
 
@@ -15,6 +16,7 @@ struct write_opts {
     int annotate;               /* folded: flamegraph.pl's _[k] and _[j] */
     size_t top;                 /* table: rows */
     struct svg_opts svg;
+    struct live *live;          /* live: the state its snapshots kept */
 };
 
 struct writer {

@@ -8,9 +8,13 @@ perf-scripts/pyperf-record):
   attach      pyperfmap switched on and off in a running process
   archive     kallsyms and the sampled DSOs, copied into the folder
 """
+import os
 import sys
+
+# The command its messages are from: pyperf-record or pyperf-top.
+PROG = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "pyperf-record"
 
 
 def die(msg, code=2):
-    sys.stderr.write("pyperf-record: %s\n" % msg)
+    sys.stderr.write("%s: %s\n" % (PROG, msg))
     sys.exit(code)

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from pyperfrecord import die
+from pyperfrecord import PROG, die
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
 
@@ -122,6 +122,27 @@ def python_version_of(pid):
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
     parts = r.stdout.split() if r.returncode == 0 else []
     return (int(parts[0]), int(parts[1])) if len(parts) == 2 else None
+
+
+def target(pid, paths=False, sample=None):
+    """(an Attach for PID, its executable), after checking that PID is a
+    CPython 3.8+ this user may trace; dies with one line otherwise.  paths
+    and sample: what the attached pyperfmap keeps (Attach)."""
+    if not os.path.exists("/proc/%d" % pid):
+        die("no process with PID %d" % pid)
+    try:
+        # Readable only by whoever may ptrace it, which attaching needs anyway.
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except PermissionError:
+        die(ptrace_denied(pid))
+    except OSError:
+        die("no process with PID %d" % pid)
+    version = python_version_of(pid)
+    if version is None:
+        die("PID %d (%s) is not a CPython process" % (pid, exe))
+    if version < (3, 8):
+        die("PID %d runs CPython %d.%d; pyperfmap needs 3.8 or later" % ((pid,) + version))
+    return Attach(pid, version, paths, sample), exe
 
 
 def same_dir(a, b):
@@ -299,10 +320,10 @@ class Attach:
         if self.held:
             return False
         if msg == "enabled":
-            sys.stderr.write("pyperf-record: enabled pyperfmap in PID %d (%.2f s)\n"
+            sys.stderr.write(PROG + ": enabled pyperfmap in PID %d (%.2f s)\n"
                              % (self.pid, time.monotonic() - started))
         if msg is None:
-            sys.stderr.write("pyperf-record: PID %d's main thread reached no safe point in %d s (it is in a"
+            sys.stderr.write(PROG + ": PID %d's main thread reached no safe point in %d s (it is in a"
                              " long C call: sleep, join, read...); recording anyway, Python functions are"
                              " named from when it does\n" % (self.pid, SAFE_POINT_WAIT))
         elif msg.startswith("error"):
@@ -315,7 +336,7 @@ class Attach:
         -X perf, whose hook keeps pyperfmap out); an error otherwise."""
         if not own_map(self.pid):
             die(problem)
-        sys.stderr.write("pyperf-record: %s; PID %d has a perf map: recording it as it is\n"
+        sys.stderr.write(PROG + ": %s; PID %d has a perf map: recording it as it is\n"
                          % (problem, self.pid))
         return True
 
@@ -331,11 +352,11 @@ class Attach:
             problem = str(e)
         msg = None if problem else self.wait("off")
         if msg == "disabled":
-            sys.stderr.write("pyperf-record: turned pyperfmap off in PID %d (%.2f s)\n"
+            sys.stderr.write(PROG + ": turned pyperfmap off in PID %d (%.2f s)\n"
                              % (self.pid, time.monotonic() - started))
         if problem or (msg and msg.startswith("error")):
-            sys.stderr.write("pyperf-record: warning: could not turn pyperfmap off in PID %d: %s\n"
+            sys.stderr.write(PROG + ": warning: could not turn pyperfmap off in PID %d: %s\n"
                              % (self.pid, problem or msg))
         elif msg is None:
-            sys.stderr.write("pyperf-record: PID %d's main thread reached no safe point in %d s;"
+            sys.stderr.write(PROG + ": PID %d's main thread reached no safe point in %d s;"
                              " pyperfmap goes off when it does\n" % (self.pid, SAFE_POINT_WAIT))

@@ -3,6 +3,7 @@ where each one's perf map is, when it started, and its descendants."""
 import functools
 import os
 import re
+import signal
 import subprocess
 
 
@@ -100,3 +101,13 @@ def descendants(pid):
         seen.append(p)
         todo.extend(kids.get(p, []))
     return seen
+
+
+def stop(proc):
+    """Asks perf to finish its file (SIGINT), insisting if it does not."""
+    for sig, grace in ((signal.SIGINT, 60), (signal.SIGTERM, 10), (signal.SIGKILL, None)):
+        proc.send_signal(sig)
+        try:
+            return proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
