@@ -9,13 +9,40 @@ import subprocess
 import sys
 import tempfile
 
-from pyperfrecord import die
+from pyperfrecord import PROG, die
 
 # Bytes of user stack per sample: ~50 Python calls on 3.11+.  Deeper stacks
 # are completed by pymerge from other samples of the same call (stitching);
 # with that, 24 KiB gave 99.5-100% complete stacks on a Django request loop
 # and `import numpy`, where 16 KiB gave 65% and 97% (README: DWARF unwinding).
 DEFAULT_DWARF = 24576
+# Modes that record every event copy less: at 32 KiB perf lost most of
+# 1,000 ctypes mallocs (3,302 of 4,059 events, 128 MiB buffers), and 24 KiB
+# lost 76% of 50,000 write()s a second; 8 KiB, with the call paths that
+# complete what the copy cuts off, lost none of either.
+EVENT_DWARF = 8192
+# A sample's stack is copied up to Python's innermost trampoline frame, and
+# the call path kept there gives the rest: on a program churning dicts
+# beside bytearrays, 4 KiB left 0.8% of the sampled bytes truncated (8 KiB:
+# 0.2%, 2 KiB: all), at half the bytes of 8 KiB.
+SAMPLED_DWARF = 4096
+
+
+def dwarf_copy(mode, dwarf=None, exact=False):
+    """The bytes of stack each DWARF sample of a mode copies, dwarf when
+    asked for."""
+    if dwarf:
+        return dwarf
+    if mode in ("alloc", "leaks"):
+        return EVENT_DWARF if exact else SAMPLED_DWARF
+    return EVENT_DWARF if mode == "syscalls" else DEFAULT_DWARF
+
+
+def keeps_paths(mode, copy, use_fp):
+    """Whether the program's pyperfmap keeps call paths: for DWARF copies
+    smaller than the default, which cut off many stacks that the paths
+    complete (24 instructions more per Python call)."""
+    return not use_fp and mode != "calls" and copy < DEFAULT_DWARF
 
 PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
@@ -71,19 +98,19 @@ def check_perf(mode, events):
     except (OSError, ValueError):
         level = 2
     if mode != "cpu":
-        die("--mode %s records %s, which only root may set up; run pyperf-record as root"
+        die("--mode %s records %s, which only root may set up; run %s as root"
             " (sudo), or use --mode cpu" % (mode, "uprobes" if mode in ("alloc", "leaks", "calls")
-                                            else "kernel tracepoints"))
+                                            else "kernel tracepoints", PROG))
     why = perf_refusal(perf, events)
     if why:
         die("perf cannot record %s as this user (perf_event_paranoid is %d): %s; fix: run"
-            " pyperf-record as root (sudo)%s" % (" ".join(events), level, why,
+            " %s as root (sudo)%s" % (" ".join(events), level, why, PROG,
                                                  ", or sudo sysctl kernel.perf_event_paranoid=2"
                                                  if level > 2 else ""))
     if level >= 2:
-        sys.stderr.write("pyperf-record: recording user space only (perf_event_paranoid is %d);"
+        sys.stderr.write("%s: recording user space only (perf_event_paranoid is %d);"
                          " for kernel frames too: sudo sysctl kernel.perf_event_paranoid=1, or run"
-                         " as root\n" % level)
+                         " as root\n" % (PROG, level))
     return perf, level >= 2
 
 
