@@ -16,6 +16,12 @@
 #include "arena.h"
 #include "mapfile.h"
 #include "trampoline.h"
+#ifdef PYPERFMAP_USDT
+#  include "markers.h"
+#  define MARKERS_INIT() markers_init()
+#else
+#  define MARKERS_INIT() 0
+#endif
 
 /* Serialises arena_take and the map file, and (through pthread_atfork)
  * keeps fork() from copying them half-updated.  Under the GIL it is never
@@ -143,7 +149,8 @@ static int first_enable(void)
     if (done)
         return 0;
     if (register_callback("os", "register_at_fork", "after_in_child", &after_fork_def) != 0
-        || register_callback("atexit", "register", NULL, &close_at_exit_def) != 0)
+        || register_callback("atexit", "register", NULL, &close_at_exit_def) != 0
+        || MARKERS_INIT() != 0)
         return -1;
     if (pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register fork handlers");
@@ -252,6 +259,10 @@ static PyMethodDef methods[] = {
     {"_stats", py_stats, METH_NOARGS,
      "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path; paths: whether "
      "the hook keeps paths (for tests)."},
+#ifdef PYPERFMAP_USDT
+    {"_markers", markers_semaphores, METH_NOARGS,
+     "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,8 +16,8 @@ TRACEFS = "/sys/kernel/tracing"
 # that perf may not drain in time (measured here: 64 MiB lost 128 of them,
 # 16 MiB most).  Locked per CPU, as root.
 TRACE_BUFFER = "128M"
-# pyperfmap's static probes (libpyperfmap/evalhook.c), each with the
-# trampoline's address as its argument.
+# CPython's standard markers in pyperfmap's extension (libpyperfmap/markers.h),
+# whose fourth argument is the trampoline's address: the only one recorded.
 CALL_PROBES = ("function__entry", "function__return")
 # uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
 # The requested size is the field "bytes" in each, so that one
@@ -136,13 +136,14 @@ class AllocProbes:
 
 
 class CallProbes(AllocProbes):
-    """pyperfmap's static probes in the extension a program loads, as
-    uprobes of a group named after this process.  perf's own SDT events
-    (sdt_pyperfmap:function__entry) have one name on the whole system,
+    """The function markers in the extension a program loads, as uprobes
+    of a group named after this process.  perf's own SDT events
+    (sdt_python:function__entry) have one name on the whole system,
     which recordings side by side, or extensions of two CPythons, would
     share: perf computes each probe's definition (address, semaphore,
-    argument register) and this writes it under the group's name.  The
-    file probed is the extension here (self.libc)."""
+    argument registers) and this writes it under the group's name, with
+    only the trampoline (the fourth argument: one register, where the first
+    two are strings).  The file probed is the extension here (self.libc)."""
 
     def add(self):
         # perf reads SDT notes from its build-id cache only
@@ -151,12 +152,12 @@ class CallProbes(AllocProbes):
         if r.returncode != 0:
             die("perf buildid-cache --add %s failed: %s" % (self.libc, r.stdout.strip()))
         for name in CALL_PROBES:
-            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", self.libc, "%sdt_pyperfmap:" + name],
+            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", self.libc, "%sdt_python:" + name],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\)) arg1=(\S+)$", r.stdout, re.M)
+            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\)) .* arg4=(\S+)$", r.stdout, re.M)
             if not m:
-                die("%s has no static probe pyperfmap:%s (a build without systemtap-sdt-dev's"
-                    " sys/sdt.h, or -Dusdt=disabled)" % (self.libc, name))
+                die("%s has no static probe python:%s with a trampoline (a build without"
+                    " systemtap-sdt-dev's sys/sdt.h, or -Dusdt=disabled)" % (self.libc, name))
             self.write(name, "p:%s/%s %s tramp=%s" % (self.group, name, m.group(1), m.group(2)))
 
 
