@@ -116,7 +116,7 @@ static int on_audit(const char *event, PyObject *args, void *unused)
  * will do it. */
 static void sync_hooks(void)
 {
-    int want_gc = (SEM(gc_start) | SEM(gc_done)) != 0 && !gc_installed && gc_callbacks;
+    int want_gc = (SEM(gc_start) | SEM(gc_done)) != 0 && !gc_installed && gc_callback;
     int want_audit = SEM(audit) && !audit_added;
     if ((!want_gc && !want_audit) || PyErr_Occurred())
         return;
@@ -138,18 +138,23 @@ int markers_is_import(PyObject *code)
     return code == find_and_load && (SEM(import_start) | SEM(import_done));
 }
 
-int markers_init(void)
+void markers_init(void)
 {
     PyObject *gc = PyImport_ImportModule("gc");
     PyObject *bootstrap = gc ? PyImport_ImportModule("_frozen_importlib") : NULL;
     PyObject *f = bootstrap ? PyObject_GetAttrString(bootstrap, "_find_and_load") : NULL;
     find_and_load = f ? PyObject_GetAttrString(f, "__code__") : NULL;
     gc_callbacks = find_and_load ? PyObject_GetAttrString(gc, "callbacks") : NULL;
-    gc_callback = gc_callbacks ? PyCFunction_New(&on_gc_def, NULL) : NULL;
+    gc_callback = gc_callbacks && PyList_Check(gc_callbacks) ? PyCFunction_New(&on_gc_def, NULL) : NULL;
     Py_XDECREF(gc), Py_XDECREF(bootstrap), Py_XDECREF(f);
-    if (gc_callback && !PyList_Check(gc_callbacks))
-        PyErr_SetString(PyExc_RuntimeError, "pyperfmap: gc.callbacks is not a list");
-    return gc_callback && PyList_Check(gc_callbacks) ? 0 : -1;
+    if (gc_callback != NULL)
+        return;
+    /* Not worth failing enable() for: the function markers still work. */
+    PyErr_Clear();
+    Py_CLEAR(find_and_load);
+    Py_CLEAR(gc_callbacks);
+    fprintf(stderr, "pyperfmap: warning: no gc.callbacks list or importlib._find_and_load; the gc and"
+            " import markers will not fire (the program continues)\n");
 }
 
 /* ---- function__entry, function__return --------------------------------- */

@@ -43,8 +43,8 @@ extern volatile union markers_semaphores pyperfmap_markers __attribute__((visibi
     __builtin_expect((pyperfmap_markers.w[0] | pyperfmap_markers.w[1]) != 0, 0)
 
 /* Finds gc.callbacks and importlib's _find_and_load.  Call with the GIL, at
- * the first enable().  Returns 0, or -1 with a Python exception set. */
-int markers_init(void);
+ * the first enable().  Without them (one warning), no gc or import markers. */
+void markers_init(void);
 
 /* What a traced call keeps from its entry to its return. */
 struct markers_call {

@@ -20,7 +20,7 @@
 #  include "markers.h"
 #  define MARKERS_INIT() markers_init()
 #else
-#  define MARKERS_INIT() 0
+#  define MARKERS_INIT() (void)0
 #endif
 
 /* Serialises arena_take and the map file, and (through pthread_atfork)
@@ -149,13 +149,13 @@ static int first_enable(void)
     if (done)
         return 0;
     if (register_callback("os", "register_at_fork", "after_in_child", &after_fork_def) != 0
-        || register_callback("atexit", "register", NULL, &close_at_exit_def) != 0
-        || MARKERS_INIT() != 0)
+        || register_callback("atexit", "register", NULL, &close_at_exit_def) != 0)
         return -1;
     if (pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register fork handlers");
         return -1;
     }
+    MARKERS_INIT();
     done = 1;
     return 0;
 }

@@ -32,21 +32,26 @@ SYSTEM_PYTHON = os.environ.get("SYSTEM_PYTHON", "")
 BENCH = os.environ.get("BENCH", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 TIMEOUT = 120
 
-FOO, BAR, BAZ, GCS = 3, 4, 5, 7
-# The program: waits for the tracer (argv[1], a file; "-" for none), then
+FOO, BAR, BAZ, GCS, AUDITS = 3, 4, 5, 7, 6
+# The program: waits for the tracer (argv[1], a file; "-" for none) with no
+# Python call that could be under way while the tracer attaches, then
 # calls foo, bar and baz a known number of times, collects GCS times with
 # automatic collections off, imports a module not loaded yet and one that
-# does not exist, lingers argv[2] seconds (tools that poll drain their
+# does not exist, raises an audit event AUDITS times, lingers argv[2] seconds (tools that poll drain their
 # buffers) and leaves without finalization (whose collections and calls are
 # not the test's).
 PROG = r'''import gc, os, sys, time
 import pyperfmap
 pyperfmap.enable()
 go, start = sys.argv[1], time.monotonic()
-while go != "-" and not os.path.exists(go):
-    if time.monotonic() - start > 100:
-        sys.exit("no tracer came")
-    time.sleep(0.01)
+while go != "-":
+    try:
+        os.stat(go)
+        break
+    except FileNotFoundError:
+        if time.monotonic() - start > 100:
+            sys.exit("no tracer came")
+        time.sleep(0.01)
 gc.disable()
 def baz(i):
     return i
@@ -65,9 +70,11 @@ try:
     import pyperfmap_test_no_such_module
 except ImportError:
     pass
+for i in range(%d):
+    sys.audit("pyperfmap.test", i)
 time.sleep(float(sys.argv[2]))
 os._exit(0)
-''' % (BAZ, BAR, FOO, GCS)
+''' % (BAZ, BAR, FOO, GCS, AUDITS)
 LINES = {f: PROG.splitlines().index("def %s(%s):" % (f, "i" if f == "baz" else "")) + 1
          for f in ("foo", "bar", "baz")}
 CALLS = {"foo": FOO, "bar": FOO * BAR, "baz": FOO * BAR * BAZ}
@@ -82,6 +89,7 @@ usdt:%(lib)s:python:gc__start %(only)s { @gc_start[arg0] = count(); }
 usdt:%(lib)s:python:gc__done %(only)s { @gc_done = count(); }
 usdt:%(lib)s:python:import__find__load__start %(only)s { @import_start[str(arg0)] = count(); }
 usdt:%(lib)s:python:import__find__load__done %(only)s { @import_done[str(arg0), arg1] = count(); }
+usdt:%(lib)s:python:audit %(only)s { @audit[str(arg0)] = count(); }
 tracepoint:sched:sched_process_exit /pid == %(pid)d/ { exit(); }
 '''
 
@@ -137,7 +145,7 @@ class Markers(unittest.TestCase):
         """foo, bar and baz: entries as called, with this file and each
         one's first line; as many returns as entries; GCS collections of
         generation 2, each started and done; colorsys found, the missing
-        module not."""
+        module not; each audit event."""
         for f, n in CALLS.items():
             key = (f, self.script, str(LINES[f]))
             self.assertEqual(maps.get("entry", {}).get(key), n, (where, f, maps.get("entry")))
@@ -148,6 +156,7 @@ class Markers(unittest.TestCase):
         for name, found in (("colorsys", "1"), ("pyperfmap_test_no_such_module", "0")):
             self.assertEqual(maps.get("import_start", {}).get((name,)), 1, (where, name))
             self.assertEqual(maps.get("import_done", {}).get((name, found)), 1, (where, name))
+        self.assertEqual(maps.get("audit", {}).get(("pyperfmap.test",)), AUDITS, where)
 
     def test_bpftrace_by_pid(self):
         """The one-liner form (bpftrace -p PID, usdt:*): on CPythons with no
