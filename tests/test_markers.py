@@ -34,7 +34,9 @@ TIMEOUT = 120
 
 FOO, BAR, BAZ, GCS, AUDITS = 3, 4, 5, 7, 6
 # The program: waits for the tracer (argv[1], a file; "-" for none) with no
-# Python call that could be under way while the tracer attaches, then
+# Python call that could be under way while the tracer attaches; with
+# argv[3], calls ping() until that file exists (for tools that start
+# reading their events only after they print that they are attached); then
 # calls foo, bar and baz a known number of times, collects GCS times with
 # automatic collections off, imports a module not loaded yet and one that
 # does not exist, raises an audit event AUDITS times, lingers argv[2] seconds (tools that poll drain their
@@ -51,6 +53,15 @@ while go != "-":
     except FileNotFoundError:
         if time.monotonic() - start > 100:
             sys.exit("no tracer came")
+        time.sleep(0.01)
+def ping():
+    pass
+while sys.argv[3:]:
+    ping()
+    try:
+        os.stat(sys.argv[3])
+        break
+    except FileNotFoundError:
         time.sleep(0.01)
 gc.disable()
 def baz(i):
@@ -136,8 +147,8 @@ class Markers(unittest.TestCase):
                 p.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def start(self, args, **kw):
-        p = subprocess.Popen(args, env=ENV, universal_newlines=True, **kw)
+    def start(self, args, env=ENV, **kw):
+        p = subprocess.Popen(args, env=env, universal_newlines=True, **kw)
         self.children.append(p)
         return p
 
@@ -195,17 +206,25 @@ class Markers(unittest.TestCase):
             self.assertNotIn((f,), maps.get("own", {}), out)
 
     def bcc(self, tool, python, linger):
-        """bcc's tool -l python PID over the program; its output."""
-        prog = self.start([python, self.script, self.go, str(linger)])
-        t = self.start(["/usr/sbin/" + tool, "-l", "python", str(prog.pid)],
+        """bcc's tool -l python PID over the program; its output.  uflow
+        opens its event buffer after printing its header: the counted calls
+        start once it has shown a call of ping()."""
+        pinged = os.path.join(self.dir, "pinged")
+        prog = self.start([python, self.script, self.go, str(linger)] + [pinged] * (tool == "uflow"))
+        t = self.start(["/usr/sbin/" + tool, "-l", "python", str(prog.pid)], env=dict(ENV, PYTHONUNBUFFERED="1"),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        first = t.stdout.readline()
-        self.assertIn(" process %d" % prog.pid, first)
+        out = [t.stdout.readline()]
+        self.assertIn(" process %d" % prog.pid, out[0])
         open(self.go, "w").close()
+        while tool == "uflow" and not out[-1].rstrip().endswith("-> %s.ping" % self.script):
+            out.append(t.stdout.readline())
+            self.assertTrue(out[-1], "".join(out))
+        open(pinged, "w").close()
         self.assertEqual(prog.wait(timeout=TIMEOUT), 0)
         t.send_signal(signal.SIGINT)
-        out, _ = t.communicate(timeout=TIMEOUT)
-        return out
+        out.append(t.stdout.read())    # not communicate(), which would skip what readline buffered
+        t.wait(timeout=TIMEOUT)
+        return "".join(out)
 
     def test_bcc_ucalls_and_uflow(self):
         """ucalls counts each function as called; uflow shows each call and
@@ -276,6 +295,8 @@ class Markers(unittest.TestCase):
         per Python call of a recursive fib, against the same extension
         built without them (callgrind counts, exact), on 3.12 (the one
         with the cheapest calls, so the largest share)."""
+        if "libasan" in os.environ.get("LD_PRELOAD", ""):
+            self.skipTest("valgrind cannot run with AddressSanitizer preloaded, nor count a sanitized build")
         sys.path.insert(0, BENCH)
         import bench_usdt
         n, python = 20, NOMARKERS_PYTHON
