@@ -19,8 +19,9 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import shutil
+import tempfile
+import time
 import unittest
 from collections import Counter
 
@@ -33,7 +34,9 @@ BENCH = os.environ.get("BENCH", os.path.join(os.path.dirname(os.path.abspath(__f
 TIMEOUT = 120
 
 FOO, BAR, BAZ, GCS, AUDITS = 3, 4, 5, 7, 6
-# The program: waits for the tracer (argv[1], a file; "-" for none) with no
+# The program: says it has loaded the extension (argv[1] + ".loaded": tools
+# given its process ID look for markers in what it has mapped), waits for
+# the tracer (argv[1], a file; "-" for none) with no
 # Python call that could be under way while the tracer attaches; with
 # argv[3], calls ping() until that file exists (for tools that start
 # reading their events only after they print that they are attached); then
@@ -46,6 +49,8 @@ PROG = r'''import gc, os, sys, time
 import pyperfmap
 pyperfmap.enable()
 go, start = sys.argv[1], time.monotonic()
+if go != "-":
+    open(go + ".loaded", "w").close()
 while go != "-":
     try:
         os.stat(go)
@@ -152,6 +157,19 @@ class Markers(unittest.TestCase):
         self.children.append(p)
         return p
 
+    def start_program(self, python, *args):
+        """The program, once it has loaded pyperfmap's extension."""
+        for f in (self.go, self.go + ".loaded"):
+            if os.path.exists(f):
+                os.unlink(f)
+        prog = self.start([python, self.script, self.go] + [str(a) for a in args])
+        start = time.monotonic()
+        while not os.path.exists(self.go + ".loaded"):
+            self.assertIsNone(prog.poll(), "the program ended before loading pyperfmap")
+            self.assertLess(time.monotonic() - start, TIMEOUT)
+            time.sleep(0.01)
+        return prog
+
     def check_counts(self, maps, where):
         """foo, bar and baz: entries as called, with this file and each
         one's first line; as many returns as entries; GCS collections of
@@ -174,13 +192,12 @@ class Markers(unittest.TestCase):
         markers of their own it finds pyperfmap's in the extension."""
         for python in PYTHONS:
             with self.subTest(python=python):
-                if os.path.exists(self.go):
-                    os.unlink(self.go)
-                prog = self.start([python, self.script, self.go, "0"])
+                prog = self.start_program(python, 0)
                 bt = self.start(["bpftrace", "--unsafe", "-p", str(prog.pid), "-e",
                                  BT % dict(go=self.go, lib="*", only="", pid=prog.pid)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 out, err = bt.communicate(timeout=TIMEOUT)
+                self.assertTrue(os.path.exists(self.go), err)      # bpftrace attached
                 self.assertEqual(prog.wait(timeout=TIMEOUT), 0)
                 self.check_counts(bpftrace_maps(out), python)
 
@@ -192,13 +209,14 @@ class Markers(unittest.TestCase):
         sees none of them."""
         if not SYSTEM_PYTHON:
             self.skipTest("no Debian python3 with python3-dev")
-        prog = self.start([SYSTEM_PYTHON, self.script, self.go, "0"])
+        prog = self.start_program(SYSTEM_PYTHON, 0)
         own = ("usdt:%s:python:function__entry /pid == %d/ { @own[str(arg1)] = count(); }\n"
                % (os.path.realpath(SYSTEM_PYTHON), prog.pid))
         bt = self.start(["bpftrace", "--unsafe", "-e", BT % dict(go=self.go, lib=extension(SYSTEM_PYTHON),
                                                                 only="/pid == %d/" % prog.pid, pid=prog.pid) + own],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = bt.communicate(timeout=TIMEOUT)
+        self.assertTrue(os.path.exists(self.go), err)
         self.assertEqual(prog.wait(timeout=TIMEOUT), 0)
         maps = bpftrace_maps(out)
         self.check_counts(maps, SYSTEM_PYTHON)
@@ -210,7 +228,7 @@ class Markers(unittest.TestCase):
         opens its event buffer after printing its header: the counted calls
         start once it has shown a call of ping()."""
         pinged = os.path.join(self.dir, "pinged")
-        prog = self.start([python, self.script, self.go, str(linger)] + [pinged] * (tool == "uflow"))
+        prog = self.start_program(python, linger, *[pinged] * (tool == "uflow"))
         t = self.start(["/usr/sbin/" + tool, "-l", "python", str(prog.pid)], env=dict(ENV, PYTHONUNBUFFERED="1"),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         out = [t.stdout.readline()]
@@ -234,7 +252,6 @@ class Markers(unittest.TestCase):
         counts = {m.group(1): int(m.group(2)) for m in
                   re.finditer(r"^%s\.(\w+)\s+(\d+)$" % re.escape(self.script), out, re.M)}
         self.assertEqual({f: counts.get(f) for f in CALLS}, CALLS, out)
-        os.unlink(self.go)
         out = self.bcc("uflow", python, 1)
         for f, n in CALLS.items():
             for arrow in ("->", "<-"):
@@ -271,7 +288,7 @@ class Markers(unittest.TestCase):
             out = subprocess.run(["perf", "script", "-i", data], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, universal_newlines=True, check=True).stdout
         finally:
-            subprocess.run(["perf", "probe", "-q", "-d", "sdt_python:*"], stderr=subprocess.DEVNULL)
+            subprocess.run(["perf", "probe", "-q", "-d", "sdt_python:function__entry"], stderr=subprocess.DEVNULL)
             subprocess.run(["perf", "probe", "-q", "-d", group + ":*"], stderr=subprocess.DEVNULL)
         self.assertEqual(our_probes(), [])
         pid = int(re.search(r"^\s*\S+\s+(\d+)", out, re.M).group(1))
