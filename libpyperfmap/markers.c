@@ -32,6 +32,8 @@ SEMAPHORE(python_gc__done_semaphore, gc_done, 10);
 SEMAPHORE(python_audit_semaphore, audit, 12);
 
 #define SEM(field) (pyperfmap_markers.s.field)
+/* Whether a marker fires: traced, or all switched on. */
+#define ON(field) (SEM(field) | SEM(always))
 
 /* A str as UTF-8 without touching the error state: an exception may be on
  * its way into the frame (generator.throw), and a name that cannot be
@@ -72,7 +74,7 @@ static int gc_leave(void *unused)
 {
     (void)unused;
     gc_leaving = 0;
-    if (!gc_installed || SEM(gc_start) || SEM(gc_done))
+    if (!gc_installed || ON(gc_start) || ON(gc_done))
         return 0;
     for (Py_ssize_t i = PyList_GET_SIZE(gc_callbacks) - 1; i >= 0; i--)
         if (PyList_GET_ITEM(gc_callbacks, i) == gc_callback && PyList_SetSlice(gc_callbacks, i, i + 1, NULL) < 0)
@@ -87,12 +89,12 @@ static PyObject *on_gc(PyObject *self, PyObject *args)
     PyObject *phase = PyTuple_GET_SIZE(args) == 2 ? PyTuple_GET_ITEM(args, 0) : NULL;
     PyObject *info = phase ? PyTuple_GET_ITEM(args, 1) : NULL;
     if (info && PyUnicode_Check(phase) && PyDict_Check(info)) {
-        if (SEM(gc_start) && PyUnicode_CompareWithASCIIString(phase, "start") == 0)
+        if (ON(gc_start) && PyUnicode_CompareWithASCIIString(phase, "start") == 0)
             STAP_PROBE1(python, gc__start, (int)info_long(info, "generation"));
-        else if (SEM(gc_done) && PyUnicode_CompareWithASCIIString(phase, "stop") == 0)
+        else if (ON(gc_done) && PyUnicode_CompareWithASCIIString(phase, "stop") == 0)
             STAP_PROBE1(python, gc__done, info_long(info, "collected") + info_long(info, "uncollectable"));
     }
-    if (!SEM(gc_start) && !SEM(gc_done) && !gc_leaving)
+    if (!ON(gc_start) && !ON(gc_done) && !gc_leaving)
         gc_leaving = Py_AddPendingCall(gc_leave, NULL) == 0;
     Py_RETURN_NONE;
 }
@@ -106,7 +108,7 @@ static int audit_added;
 static int on_audit(const char *event, PyObject *args, void *unused)
 {
     (void)unused;
-    if (SEM(audit))
+    if (ON(audit))
         STAP_PROBE2(python, audit, event, args);
     return 0;
 }
@@ -116,8 +118,8 @@ static int on_audit(const char *event, PyObject *args, void *unused)
  * will do it. */
 static void sync_hooks(void)
 {
-    int want_gc = (SEM(gc_start) | SEM(gc_done)) != 0 && !gc_installed && gc_callback;
-    int want_audit = SEM(audit) && !audit_added;
+    int want_gc = (ON(gc_start) | ON(gc_done)) != 0 && !gc_installed && gc_callback;
+    int want_audit = ON(audit) && !audit_added;
     if ((!want_gc && !want_audit) || PyErr_Occurred())
         return;
     if (want_gc)
@@ -135,7 +137,7 @@ static PyObject *find_and_load;    /* its code object */
 
 int markers_is_import(PyObject *code)
 {
-    return code == find_and_load && (SEM(import_start) | SEM(import_done));
+    return code == find_and_load && (ON(import_start) | ON(import_done));
 }
 
 void markers_init(void)
@@ -175,9 +177,9 @@ void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *mo
     c->filename = NULL;
     c->module = module && PyUnicode_Check(module) ? module : NULL;
     Py_XINCREF(c->module);
-    if (c->module && SEM(import_start))
+    if (c->module && ON(import_start))
         STAP_PROBE1(python, import__find__load__start, utf8(c->module));
-    if (SEM(function_entry)) {
+    if (ON(function_entry)) {
         name_call(c);
         STAP_PROBE4(python, function__entry, c->filename, c->funcname, c->lineno, t);
     }
@@ -185,12 +187,12 @@ void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *mo
 
 void markers_leave(struct markers_call *c, void *t, PyObject *result)
 {
-    if (SEM(function_return)) {
+    if (ON(function_return)) {
         if (c->filename == NULL)
             name_call(c);
         STAP_PROBE4(python, function__return, c->filename, c->funcname, c->lineno, t);
     }
-    if (c->module && SEM(import_done))
+    if (c->module && ON(import_done))
         STAP_PROBE2(python, import__find__load__done, utf8(c->module), (int)(result != NULL));
     Py_XDECREF(c->module);
     Py_DECREF(c->code);
@@ -204,4 +206,14 @@ PyObject *markers_semaphores(PyObject *self, PyObject *unused)
                          "import__find__load__start", SEM(import_start),
                          "import__find__load__done", SEM(import_done), "gc__start", SEM(gc_start),
                          "gc__done", SEM(gc_done), "audit", SEM(audit));
+}
+
+PyObject *markers_set_always(PyObject *self, PyObject *on)
+{
+    (void)self;
+    int v = PyObject_IsTrue(on);
+    if (v < 0)
+        return NULL;
+    pyperfmap_markers.s.always = (unsigned short)v;
+    Py_RETURN_NONE;
 }

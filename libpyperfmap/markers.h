@@ -17,7 +17,8 @@
  * mode reads only it.
  *
  * Each marker has a semaphore, which a tracer raises while it is attached.
- * All seven live in two words, so that the eval hook's one test of
+ * All seven (and the switch that fires them all, markers_set_always) live
+ * in two words, so that the eval hook's one test of
  * "anyone tracing?" is two loads and a branch never taken; only then does a
  * call go through the out-of-line path (evalhook.c) that computes
  * arguments and fires.  The gc callback and the audit hook are installed
@@ -32,7 +33,7 @@
 union markers_semaphores {
     struct {
         unsigned short function_entry, function_return, import_start, import_done;
-        unsigned short gc_start, gc_done, audit, unused;
+        unsigned short gc_start, gc_done, audit, always;
     } s;
     uint64_t w[2];
 };
@@ -69,5 +70,11 @@ void markers_leave(struct markers_call *c, void *t, PyObject *result);
 /* _pyperfmap._markers(): {marker name: semaphore}, for tests that wait for
  * a tracer to attach. */
 PyObject *markers_semaphores(PyObject *self, PyObject *unused);
+
+/* _pyperfmap._markers_always(on): with on, every marker fires as if it
+ * were traced.  For tools that raise only the interpreter's own copy of a
+ * semaphore (bcc, where the interpreter has markers of its own); each
+ * call then pays for its names while no one traces. */
+PyObject *markers_set_always(PyObject *self, PyObject *on);
 
 #endif

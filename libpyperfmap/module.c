@@ -262,6 +262,8 @@ static PyMethodDef methods[] = {
 #ifdef PYPERFMAP_USDT
     {"_markers", markers_semaphores, METH_NOARGS,
      "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
+    {"_markers_always", markers_set_always, METH_O,
+     "_markers_always(on)\n\nFire every standard marker as if traced (PYPERFMAP_MARKERS=always)."},
 #endif
     {NULL, NULL, 0, NULL},
 };

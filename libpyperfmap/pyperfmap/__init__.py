@@ -22,6 +22,9 @@ __all__ = ["enable", "disable", "is_enabled", "map_path", "enabled"]
 MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"
 #: Set to 1: enable() keeps call paths (pyperf-record sets it for small copies).
 PATHS_ENV = "PYPERFMAP_PATHS"
+#: Set to "always": the standard markers fire at every call, traced or not
+#: (docs/markers.md: bcc on an interpreter with markers of its own).
+MARKERS_ENV = "PYPERFMAP_MARKERS"
 
 
 def enable(paths=None):
@@ -40,6 +43,8 @@ def enable(paths=None):
     """
     if paths is None:
         paths = os.environ.get(PATHS_ENV) == "1"
+    if os.environ.get(MARKERS_ENV) == "always" and hasattr(_pyperfmap, "_markers_always"):
+        _pyperfmap._markers_always(True)
     return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
 
 
