@@ -286,33 +286,37 @@ static void *code_trampoline(PyObject *code)
 }
 
 /* ---- static probes (USDT) ------------------------------------------------
- * pyperfmap:function__entry and pyperfmap:function__return, each with the
- * trampoline's address as its one argument: the perf map names it, so perf
- * reads one register instead of two strings.  The thread is the sample's.
- * While no one traces, they cost a load and a branch that is never taken:
- * perf raises a probe's semaphore (in .probes, where perf looks for it)
- * while it records the probe, and only then does a call go through
+ * CPython's standard markers (markers.h).  While no one traces, they cost
+ * two loads and a branch that is never taken: a tracer raises a marker's
+ * semaphore while it is attached, and only then does a call go through
  * traced_call. */
 #ifdef PYPERFMAP_USDT
-#  define _SDT_HAS_SEMAPHORES 1
-#  include <sys/sdt.h>
-__attribute__((section(".probes"))) volatile unsigned short pyperfmap_function__entry_semaphore;
-__attribute__((section(".probes"))) volatile unsigned short pyperfmap_function__return_semaphore;
-#  define TRACED() \
-    __builtin_expect((pyperfmap_function__entry_semaphore | pyperfmap_function__return_semaphore) != 0, 0)
+#  include "markers.h"
 
-/* A call while perf records the probes.  Its frame sits between a Python
+/* A call's first argument, before it runs (the module name of importlib's
+ * _find_and_load). */
+#  if V311 && PY_VERSION_HEX >= 0x030E0000
+#    define FRAME_ARG0(frame) PyStackRef_AsPyObjectBorrow((frame)->localsplus[0])
+#  elif V311
+#    define FRAME_ARG0(frame) ((frame)->localsplus[0])
+#  else
+#    define FRAME_ARG0(frame) ((frame)->f_localsplus[0])
+#  endif
+
+/* A call while a tracer is attached.  Its frame sits between a Python
  * frame's trampoline and its caller's only then; pymerge's plumbing. */
 __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, void *t,
                                                                   int with_path)
 {
-    STAP_PROBE1(pyperfmap, function__entry, t);
+    struct markers_call c;
+    PyObject *code = FRAME_CODE(frame);
+    markers_enter(&c, code, t, markers_is_import(code) ? FRAME_ARG0(frame) : NULL);
     PyObject *r = with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
-    STAP_PROBE1(pyperfmap, function__return, t);
+    markers_leave(&c, t, r);
     return r;
 }
 #  define IF_TRACED_CALL(t, with_path) \
-    if (TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t, with_path)
+    if (MARKERS_TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t, with_path)
 #else
 #  define IF_TRACED_CALL(t, with_path) (void)0
 #endif

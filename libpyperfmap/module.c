@@ -17,6 +17,12 @@
 #include "heapsample.h"
 #include "mapfile.h"
 #include "trampoline.h"
+#ifdef PYPERFMAP_USDT
+#  include "markers.h"
+#  define MARKERS_INIT() markers_init()
+#else
+#  define MARKERS_INIT() (void)0
+#endif
 
 /* Serialises arena_take and the map file, and (through pthread_atfork)
  * keeps fork() from copying them half-updated.  Under the GIL it is never
@@ -153,6 +159,7 @@ static int first_enable(void)
         PyErr_SetString(PyExc_RuntimeError, "pyperfmap: cannot register fork handlers");
         return -1;
     }
+    MARKERS_INIT();
     done = 1;
     return 0;
 }
@@ -257,6 +264,12 @@ static PyMethodDef methods[] = {
     {"_stats", py_stats, METH_NOARGS,
      "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path; paths: whether "
      "the hook keeps paths (for tests)."},
+#ifdef PYPERFMAP_USDT
+    {"_markers", markers_semaphores, METH_NOARGS,
+     "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
+    {"_markers_always", markers_set_always, METH_O,
+     "_markers_always(on)\n\nFire every standard marker as if traced (PYPERFMAP_MARKERS=always)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -30,12 +30,13 @@ static int has_event(struct perf_reader *r, const char *want)
     return 0;
 }
 
-/* pyperfmap's probes, as pyperf-record names them (group pyperf_PID) or
- * as perf probe does (sdt_pyperfmap): "function__entry", "function__return". */
+/* pyperf-record's probes, by their names in its group (pyperf_PID), or
+ * pyperfmap's function markers as perf probe names them (sdt_python):
+ * "function__entry", "function__return". */
 static int is_probe(const char *name, const char *probe)
 {
     const char *colon = strchr(name, ':');
-    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_pyperfmap:", 14)))
+    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_python:", 11)))
         return 0;
     return event_matches(colon + 1, probe);
 }
@@ -128,8 +129,8 @@ static const struct pd_attr *attr_named(struct perf_reader *r, const char *event
 }
 
 /* The calls mode's roles, and the field that says what each entry or
- * return is of: the probes' argument (tramp as pyperf-record names it,
- * arg1 as perf probe does), a system call's id. */
+ * return is of: the trampoline (tramp as pyperf-record names it, the
+ * fourth argument arg4 as perf probe does), a system call's id. */
 static int calls_init(struct modes *m, struct perf_reader *r, const char *shown)
 {
     m->f_key = xcalloc(m->n_roles + 1, sizeof(*m->f_key));
@@ -146,7 +147,7 @@ static int calls_init(struct modes *m, struct perf_reader *r, const char *shown)
             continue;
         if (!m->td || !tracepoint(a, &id) ||
             (tracedata__field(m->td, id, sys ? "id" : "tramp", &m->f_key[i]) < 0 &&
-             (sys || tracedata__field(m->td, id, "arg1", &m->f_key[i]) < 0))) {
+             (sys || tracedata__field(m->td, id, "arg4", &m->f_key[i]) < 0))) {
             fprintf(stderr, "pymerge: %s: %s has no field %s (no tracing data in the recording?)\n",
                     shown, a->name, sys ? "id" : "tramp");
             return -EINVAL;

@@ -106,16 +106,17 @@ class Calls(unittest.TestCase):
         return r.stdout
 
     def test_probes_in_every_extension(self):
-        """Each built extension carries both probes, with their semaphores."""
+        """Each built extension carries both function markers, with their
+        semaphores and a fourth argument (the trampoline)."""
         built = glob.glob(os.path.join(PYPATH, "pyperfmap", "_pyperfmap*.so"))
         self.assertTrue(built, PYPATH)
         for so in built:
             notes = subprocess.run(["readelf", "-n", so], stdout=subprocess.PIPE,
                                    universal_newlines=True, check=True).stdout
             for name in ("function__entry", "function__return"):
-                m = re.search(r"Provider: pyperfmap\s+Name: %s\s+Location: \S+, Base: \S+, Semaphore: (\S+)"
-                              % name, notes)
-                self.assertTrue(m, "%s: no stapsdt note pyperfmap:%s (build with systemtap-sdt-dev)"
+                m = re.search(r"Provider: python\s+Name: %s\s+Location: \S+, Base: \S+, Semaphore: (\S+)"
+                              r"\s+Arguments: 8@\S+ 8@\S+ -4@\S+ 8@\S+\n" % name, notes)
+                self.assertTrue(m, "%s: no stapsdt note python:%s (build with systemtap-sdt-dev)"
                                 % (so, name))
                 self.assertNotEqual(int(m.group(1), 16), 0)
 

@@ -26,6 +26,9 @@ PATHS_ENV = "PYPERFMAP_PATHS"
 ALLOC_RATE_ENV = "PYPERFMAP_ALLOC_RATE"
 #: Set to 1: also report the frees of sampled blocks (--mode leaks).
 ALLOC_FREES_ENV = "PYPERFMAP_ALLOC_FREES"
+#: Set to "always": the standard markers fire at every call, traced or not
+#: (docs/markers.md: bcc on an interpreter with markers of its own).
+MARKERS_ENV = "PYPERFMAP_MARKERS"
 
 
 def enable(paths=None):
@@ -44,6 +47,8 @@ def enable(paths=None):
     """
     if paths is None:
         paths = os.environ.get(PATHS_ENV) == "1"
+    if os.environ.get(MARKERS_ENV) == "always" and hasattr(_pyperfmap, "_markers_always"):
+        _pyperfmap._markers_always(True)
     on = _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
     rate = os.environ.get(ALLOC_RATE_ENV)
     if rate:

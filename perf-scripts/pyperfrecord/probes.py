@@ -17,8 +17,8 @@ TRACEFS = "/sys/kernel/tracing"
 # that perf may not drain in time (measured here: 64 MiB lost 128 of them,
 # 16 MiB most).  Locked per CPU, as root.
 TRACE_BUFFER = "128M"
-# pyperfmap's static probes (libpyperfmap/evalhook.c), each with the
-# trampoline's address as its argument.
+# CPython's standard markers in pyperfmap's extension (libpyperfmap/markers.h),
+# whose fourth argument is the trampoline's address: the only one recorded.
 CALL_PROBES = ("function__entry", "function__return")
 # uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
 # The requested size is the field "bytes" in each, so that one
@@ -139,12 +139,13 @@ class AllocProbes:
 class StaticProbes(AllocProbes):
     """pyperfmap's static probes (USDT) in the files a program loads, as
     uprobes of a group named after this process.  perf's own SDT events
-    (sdt_pyperfmap:function__entry) have one name on the whole system,
+    (sdt_python:function__entry) have one name on the whole system,
     which recordings side by side, or extensions of two CPythons, would
     share: perf computes each probe's definition (address, semaphore,
     argument registers) and this writes it under the group's name, with
-    the arguments named.  probes: (file, SDT name, event name, argument
-    names) each."""
+    the arguments named.  probes: (file, PROVIDER:NAME, event name,
+    argument names) each; an argument named None is not recorded (the
+    function markers' strings)."""
 
     def __init__(self, perf, probes):
         AllocProbes.__init__(self, perf, None, probes)
@@ -163,7 +164,7 @@ class StaticProbes(AllocProbes):
         for attempt in range(3):
             if attempt:
                 self.cache(path)
-            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_pyperfmap:" + sdt],
+            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
                           r.stdout, re.M)
@@ -190,15 +191,18 @@ class StaticProbes(AllocProbes):
             where, regs = self.definition(path, sdt)
             if where is None or len(regs) != len(args):
                 last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
-                die("%s has no static probe pyperfmap:%s (a build without systemtap-sdt-dev's"
+                die("%s has no static probe %s (a build without systemtap-sdt-dev's"
                     " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
-            fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs))
+            fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs) if a)
             self.write(event, "p:%s/%s %s%s" % (self.group, event, where, fields))
 
 
 def call_probes(perf, ext):
-    """The calls mode's: each entry and return with the trampoline's address."""
-    return StaticProbes(perf, [(ext, name, name, ("tramp",)) for name in CALL_PROBES])
+    """The calls mode's: CPython's standard function markers, which
+    pyperfmap fires with the trampoline's address as a fourth argument, of
+    which only that is recorded."""
+    return StaticProbes(perf, [(ext, "python:" + name, name, (None, None, None, "tramp"))
+                               for name in CALL_PROBES])
 
 
 def sampled_probes(perf, ext, preload, frees):
@@ -207,14 +211,14 @@ def sampled_probes(perf, ext, preload, frees):
     (c_alloc), each with its pointer, the bytes asked for and the weight
     (bytes it stands for); with frees, the frees of those blocks (py_free,
     c_free) and the end of the program's own code (finalize)."""
-    probes = [(ext, "alloc", "py_alloc", ("ptr", "bytes", "weight"))]
+    probes = [(ext, "pyperfmap:alloc", "py_alloc", ("ptr", "bytes", "weight"))]
     if preload:
-        probes.append((preload, "native_alloc", "c_alloc", ("ptr", "bytes", "weight")))
+        probes.append((preload, "pyperfmap:native_alloc", "c_alloc", ("ptr", "bytes", "weight")))
     if frees:
-        probes.append((ext, "free", "py_free", ("ptr",)))
+        probes.append((ext, "pyperfmap:free", "py_free", ("ptr",)))
         if preload:
-            probes.append((preload, "native_free", "c_free", ("ptr",)))
-        probes.append((ext, "finalize", "finalize", ()))
+            probes.append((preload, "pyperfmap:native_free", "c_free", ("ptr",)))
+        probes.append((ext, "pyperfmap:finalize", "finalize", ()))
     return StaticProbes(perf, probes)
 
 

@@ -1,0 +1,80 @@
+/*
+ * markers.h - CPython's standard static markers (USDT, provider "python")
+ * on every CPython, fired by pyperfmap while it is enabled:
+ *
+ *   function__entry(filename, funcname, lineno, trampoline)
+ *   function__return(filename, funcname, lineno, trampoline)
+ *   gc__start(generation)            gc__done(collected + uncollectable)
+ *   import__find__load__start(module)
+ *   import__find__load__done(module, found)
+ *   audit(event, args)
+ *
+ * with CPython's names and argument types (Include/pydtrace.d).  The
+ * strings are UTF-8 from the code object; lineno is the function's first
+ * line (co_firstlineno) in both function probes.  The fourth argument is
+ * pyperfmap's own, the trampoline's address, which the perf map names:
+ * tools that read three arguments never see it, and pyperf-record's calls
+ * mode reads only it.
+ *
+ * Each marker has a semaphore, which a tracer raises while it is attached.
+ * All seven (and the switch that fires them all, markers_set_always) live
+ * in two words, so that the eval hook's one test of
+ * "anyone tracing?" is two loads and a branch never taken; only then does a
+ * call go through the out-of-line path (evalhook.c) that computes
+ * arguments and fires.  The gc callback and the audit hook are installed
+ * from there too, the first time their markers are traced.
+ */
+#ifndef PYPERFMAP_MARKERS_H
+#define PYPERFMAP_MARKERS_H
+
+#include <Python.h>
+#include <stdint.h>
+
+union markers_semaphores {
+    struct {
+        unsigned short function_entry, function_return, import_start, import_done;
+        unsigned short gc_start, gc_done, audit, always;
+    } s;
+    uint64_t w[2];
+};
+
+extern volatile union markers_semaphores pyperfmap_markers __attribute__((visibility("hidden")));
+
+#define MARKERS_TRACED() \
+    __builtin_expect((pyperfmap_markers.w[0] | pyperfmap_markers.w[1]) != 0, 0)
+
+/* Finds gc.callbacks and importlib's _find_and_load.  Call with the GIL, at
+ * the first enable().  Without them (one warning), no gc or import markers. */
+void markers_init(void);
+
+/* What a traced call keeps from its entry to its return. */
+struct markers_call {
+    PyObject *code;        /* a reference while the call runs */
+    PyObject *module;      /* the import's module name, or NULL */
+    const char *filename, *funcname;
+    int lineno;
+};
+
+/* Whether a call of code is importlib's _find_and_load while an import
+ * marker is traced: the caller then passes its first argument (the
+ * module's name) to markers_enter. */
+int markers_is_import(PyObject *code);
+
+/* Fires the entry markers of a call of code through trampoline t (and
+ * installs the gc callback or audit hook their tracers want). */
+void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *module);
+
+/* Fires the return markers; result is the call's (NULL: it raised). */
+void markers_leave(struct markers_call *c, void *t, PyObject *result);
+
+/* _pyperfmap._markers(): {marker name: semaphore}, for tests that wait for
+ * a tracer to attach. */
+PyObject *markers_semaphores(PyObject *self, PyObject *unused);
+
+/* _pyperfmap._markers_always(on): with on, every marker fires as if it
+ * were traced.  For tools that raise only the interpreter's own copy of a
+ * semaphore (bcc, where the interpreter has markers of its own); each
+ * call then pays for its names while no one traces. */
+PyObject *markers_set_always(PyObject *self, PyObject *on);
+
+#endif
