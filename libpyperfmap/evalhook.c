@@ -8,6 +8,7 @@
  */
 #include "evalhook.h"
 #include "arena.h"
+#include "tasks.h"
 #include "trampoline.h"
 
 #include <frameobject.h>
@@ -54,6 +55,7 @@ typedef PyFrameObject frame_t;
 #  define TRAMPOLINE_ARGS frame, throwflag, NULL
 typedef PyObject *(*trampoline_fn)(frame_t *, int, void *, void *, uint64_t, uint64_t);
 #  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#  define FRAME_GEN(frame) ((frame)->f_gen)
 #else
 #  if V311
 typedef struct _PyInterpreterFrame frame_t;
@@ -73,6 +75,13 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #    define FRAME_CODE(frame) ((frame)->f_executable)
 #  else
 #    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#  endif
+   /* The generator or coroutine that owns a frame, or NULL. */
+#  if V311
+#    define FRAME_GEN(frame) \
+       ((frame)->owner == FRAME_OWNED_BY_GENERATOR ? (PyObject *)_PyFrame_GetGenerator(frame) : NULL)
+#  else
+#    define FRAME_GEN(frame) ((frame)->f_gen)
 #  endif
 #endif
 
@@ -111,14 +120,18 @@ __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, f
 /* The same, keeping the thread's path too.  Restoring it on return costs
  * the hook its tail call (24 instructions per call in all), which is why
  * only the path hook does it.  no_trampoline has no key slot: key 0. */
-static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
+static inline PyObject *call_through_path(HOOK_PARAMS, void *t, void *eval)
 {
     uint64_t parent = path;
     path = pyperfmap_path_step(parent, t == (void *)no_trampoline ? 0 : *arena_key(t));
-    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault,
-                                     ++activations, parent);
+    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, eval, ++activations, parent);
     path = parent;
     return r;
+}
+
+static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
+{
+    return call_through_path(HOOK_ARGS, t, (void *)_PyEval_EvalFrameDefault);
 }
 
 /* ---- the eval-frame function of the main interpreter -------------------- */
@@ -319,12 +332,15 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 
 /* ---- the hooks ---------------------------------------------------------- */
 
+static void tasks_note_code(PyObject *code);
+
 /* The first call of a code object while enabled: its new trampoline, or
  * no_trampoline, cached. */
 __attribute__((noinline, cold)) static void *pyperfmap_first_call(PyObject *code)
 {
     void *t;
     first_calls++;
+    tasks_note_code(code);
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *raised = PyErr_GetRaisedException();
     t = code_trampoline(code);
@@ -379,12 +395,56 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
     PyObject *code = FRAME_CODE(frame);
     void *t = pyperfmap_first_call(code);
     if (cached_trampoline(code) == t)
-        return pyperfmap_eval_path(HOOK_ARGS);
+        return get_eval()(HOOK_ARGS);       /* the path hook, with tasks or not */
     return call_trampoline_path(HOOK_ARGS, t);     /* not cached (out of memory) */
 }
 
-/* Both hooks, with `with_path` a constant in each. */
-__attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path)
+/* ---- asyncio task frames (tasks.h) ---------------------------------------
+ * Once asyncio is imported, the hook enters a task's frames, and those of
+ * the tasks awaiting it, just before its coroutine's own frame.  Each task
+ * frame's trampoline calls pyperfmap_next_task_frame as its evaluator.  The frames
+ * still to enter can be one static record: no Python code runs, so the GIL
+ * is not let go, between filling it and entering the coroutine's frame. */
+static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
+static struct {
+    void *t[TASKS_MAX_DEPTH];
+    void *code_t;       /* the coroutine frame's own trampoline */
+    int n, next, with_path;
+} pending_tasks;
+
+static PyObject *pyperfmap_next_task_frame(HOOK_PARAMS)
+{
+    if (pending_tasks.next < pending_tasks.n) {
+        void *t = pending_tasks.t[pending_tasks.next++];
+        if (pending_tasks.with_path)
+            return call_through_path(HOOK_ARGS, t, (void *)pyperfmap_next_task_frame);
+        return ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)pyperfmap_next_task_frame, ++activations, 0);
+    }
+    if (pending_tasks.with_path)
+        return call_trampoline_path(HOOK_ARGS, pending_tasks.code_t);
+    return CALL_TRAMPOLINE(pending_tasks.code_t);
+}
+
+/* A coroutine frame about to start or resume, with trampoline t. */
+__attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS, void *t,
+                                                                     int with_path)
+{
+    void *frames[TASKS_MAX_DEPTH];
+    PyObject *gen = FRAME_GEN(frame);
+    int n = gen ? tasks_frames(gen, frames) : 0;
+    if (n == 0)
+        return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
+    memcpy(pending_tasks.t, frames, sizeof frames);
+    pending_tasks.n = n;
+    pending_tasks.next = 0;
+    pending_tasks.code_t = t;
+    pending_tasks.with_path = with_path;
+    return pyperfmap_next_task_frame(HOOK_ARGS);
+}
+
+/* The hooks, with `with_path` and `with_tasks` constants in each. */
+__attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path,
+                                                                 int with_tasks)
 {
     PyObject *code = FRAME_CODE(frame);
     IF_SHIM_EVAL(code);
@@ -392,6 +452,8 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
     if (__builtin_expect(t == NULL, 0))
         return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);
     IF_TRACED_CALL(t, with_path);
+    if (with_tasks && (((PyCodeObject *)code)->co_flags & CO_COROUTINE))
+        return pyperfmap_coroutine_eval(HOOK_ARGS, t, with_path);
     return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
 }
 
@@ -401,7 +463,7 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
  * the hook's caller, and a `perf record -g` walk goes on from there. */
 static PyObject *pyperfmap_eval(HOOK_PARAMS)
 {
-    return eval_hook(HOOK_ARGS, 0);
+    return eval_hook(HOOK_ARGS, 0, 0);
 }
 
 /* The hook with the path identity (enable(paths=True)).  Its own frame
@@ -409,7 +471,18 @@ static PyObject *pyperfmap_eval(HOOK_PARAMS)
  * through it to the Python caller. */
 static PyObject *pyperfmap_eval_path(HOOK_PARAMS)
 {
-    return eval_hook(HOOK_ARGS, 1);
+    return eval_hook(HOOK_ARGS, 1, 0);
+}
+
+/* The two hooks once asyncio is imported. */
+static PyObject *pyperfmap_eval_tasks(HOOK_PARAMS)
+{
+    return eval_hook(HOOK_ARGS, 0, 1);
+}
+
+static PyObject *pyperfmap_eval_path_tasks(HOOK_PARAMS)
+{
+    return eval_hook(HOOK_ARGS, 1, 1);
 }
 
 /* The benchmark's floor: what any PEP 523 hook costs before it does work. */
@@ -423,21 +496,42 @@ enum evalhook_owner evalhook_owner(void)
     evalfunc_t f = get_eval();
     if (f == NULL || f == _PyEval_EvalFrameDefault)
         return EVALHOOK_DEFAULT;
-    if (f == pyperfmap_eval || f == pyperfmap_eval_path)
+    if (f == pyperfmap_eval || f == pyperfmap_eval_path || f == pyperfmap_eval_tasks
+        || f == pyperfmap_eval_path_tasks)
         return EVALHOOK_OURS;
     if (f == pyperfmap_noop_eval)
         return EVALHOOK_NOOP;
     return EVALHOOK_OTHER;
 }
 
+static evalfunc_t our_hook(int paths)
+{
+    if (tasks_on)
+        return paths ? pyperfmap_eval_path_tasks : pyperfmap_eval_tasks;
+    return paths ? pyperfmap_eval_path : pyperfmap_eval;
+}
+
 void evalhook_set(enum evalhook_owner owner, int paths)
 {
-    set_eval(owner == EVALHOOK_OURS ? (paths ? pyperfmap_eval_path : pyperfmap_eval)
+    tasks_on |= owner == EVALHOOK_OURS && tasks_imported();
+    set_eval(owner == EVALHOOK_OURS ? our_hook(paths)
              : owner == EVALHOOK_NOOP ? pyperfmap_noop_eval
              : _PyEval_EvalFrameDefault);
 }
 
 int evalhook_paths(void)
 {
-    return get_eval() == pyperfmap_eval_path;
+    evalfunc_t f = get_eval();
+    return f == pyperfmap_eval_path || f == pyperfmap_eval_path_tasks;
+}
+
+/* On the first call of each code object: asyncio's import switches to the
+ * hooks with tasks, so that programs without asyncio never pay for them. */
+static void tasks_note_code(PyObject *code)
+{
+    if (tasks_on || !tasks_seen_asyncio(code))
+        return;
+    tasks_on = 1;
+    if (evalhook_owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook_paths()));
 }

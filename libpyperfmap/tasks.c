@@ -1,0 +1,337 @@
+/*
+ * tasks.c - which asyncio task runs a coroutine, who awaits that task, and
+ * the trampoline that names each task (tasks.h).
+ *
+ * The running task is the value for its loop in asyncio.tasks's
+ * _current_tasks dict, in 3.8 to 3.13, with the C accelerator or without
+ * (the accelerator exports its own dict under that name).  A task step
+ * resumes the task's coroutine, so a coroutine frame is the task's outermost
+ * one when its generator is a running task's coroutine.
+ *
+ * Who awaits a task is found as CPython 3.14's capture_call_graph() finds
+ * it, from the task's done-callbacks: a task's wake-up (a bound method, or
+ * the accelerator's own wrapper), a function whose closure holds the outer
+ * future of a gather(), or a bound method of an object with a
+ * _parent_task (TaskGroup).  The walk is redone on every step, because
+ * awaiting changes (a task created first is awaited later); it reads the
+ * accelerator's structures directly (tasks_cpython.h) and allocates
+ * nothing.
+ */
+#include "tasks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "evalhook.h"
+#include "tasks_cpython.h"
+
+static int unusable;     /* not the asyncio this file knows: no task frames */
+static PyObject *current_tasks;                 /* asyncio.tasks._current_tasks */
+static PyTypeObject *c_future, *c_task;         /* _asyncio's, or NULL */
+static PyTypeObject *py_future, *py_task;       /* asyncio's pure-Python classes */
+#ifdef TASK_WAKEUP_WRAPPER_NAME
+static PyTypeObject *wakeup_wrapper;            /* once seen */
+#endif
+static Py_ssize_t c_coro_offset;                /* of the C Task's coroutine; 0: not learnt */
+static PyObject *names;                         /* frame name -> trampoline address */
+static PyObject *s_coro, *s_callbacks, *s_parent_task, *s_get_name, *s_qualname;
+
+int tasks_seen_asyncio(PyObject *code)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    const char *name = PyUnicode_AsUTF8(co->co_name);
+    const char *file = PyUnicode_AsUTF8(co->co_filename);
+    static const char tail[] = "/asyncio/tasks.py";
+    size_t n = file ? strlen(file) : 0, k = sizeof tail - 1;
+    if (!name || !file) {
+        PyErr_Clear();
+        return 0;
+    }
+    return strcmp(name, "<module>") == 0 && n >= k && strcmp(file + n - k, tail) == 0;
+}
+
+int tasks_imported(void)
+{
+    PyObject *name = PyUnicode_FromString("asyncio.tasks");
+    PyObject *m = name ? PyImport_GetModule(name) : NULL;
+    int r = m && PyModule_Check(m);
+    Py_XDECREF(name);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return r;
+}
+
+/* module.attr as a type, or NULL. */
+static PyTypeObject *module_type(const char *module, const char *attr)
+{
+    PyObject *name = PyUnicode_FromString(module);
+    PyObject *m = name ? PyImport_GetModule(name) : NULL;
+    PyObject *t = m && PyModule_Check(m) ? PyObject_GetAttrString(m, attr) : NULL;
+    Py_XDECREF(name);
+    Py_XDECREF(m);
+    if (t && !PyType_Check(t))
+        Py_CLEAR(t);
+    PyErr_Clear();
+    return (PyTypeObject *)t;
+}
+
+/* Finds asyncio's state once asyncio.tasks has run to its end; until then
+ * (its import runs coroutines of its own rarely) returns -1. */
+static int resolve(void)
+{
+    PyObject *name = PyUnicode_FromString("asyncio.tasks");
+    PyObject *m = name ? PyImport_GetModule(name) : NULL;
+    PyObject *ct = m ? PyObject_GetAttrString(m, "_current_tasks") : NULL;
+    Py_XDECREF(name);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    if (!ct || !PyDict_Check(ct)) {
+        Py_XDECREF(ct);
+        return -1;
+    }
+    py_future = module_type("asyncio.futures", "_PyFuture");
+    py_task = module_type("asyncio.tasks", "_PyTask");
+    c_future = module_type("_asyncio", "Future");
+    c_task = module_type("_asyncio", "Task");
+    names = PyDict_New();
+    s_coro = PyUnicode_InternFromString("_coro");
+    s_callbacks = PyUnicode_InternFromString("_callbacks");
+    s_parent_task = PyUnicode_InternFromString("_parent_task");
+    s_get_name = PyUnicode_InternFromString("get_name");
+    s_qualname = PyUnicode_InternFromString("__qualname__");
+    if (!py_future || !py_task || !names || !s_coro || !s_callbacks || !s_parent_task
+        || !s_get_name || !s_qualname) {
+        PyErr_Clear();
+        unusable = 1;
+        Py_DECREF(ct);
+        return -1;
+    }
+    current_tasks = ct;
+    return 0;
+}
+
+static int is_a(PyObject *o, PyTypeObject *c_type, PyTypeObject *py_type)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    return (c_type && PyType_IsSubtype(tp, c_type)) || PyType_IsSubtype(tp, py_type);
+}
+
+#define IS_FUTURE(o) is_a(o, c_future, py_future)
+#define IS_TASK(o) is_a(o, c_task, py_task)
+
+/* The offset of the one word of the C Task `task` that holds `coro`, or -1. */
+static Py_ssize_t learn_coro_offset(PyObject *task, PyObject *coro)
+{
+    PyObject **w = (PyObject **)task;
+    Py_ssize_t found = -1, words = Py_TYPE(task)->tp_basicsize / (Py_ssize_t)sizeof *w;
+    for (Py_ssize_t i = (Py_ssize_t)(sizeof(PyObject) / sizeof *w); i < words; i++)
+        if (w[i] == coro) {
+            if (found >= 0)
+                return -1;
+            found = i * (Py_ssize_t)sizeof *w;
+        }
+    return found;
+}
+
+/* Whether task's coroutine is gen.  A C Task's is one load once its offset
+ * is learnt; otherwise task._coro. */
+static int runs(PyObject *task, PyObject *gen)
+{
+    if (Py_TYPE(task) == c_task && c_coro_offset > 0)
+        return *(PyObject **)((char *)task + c_coro_offset) == gen;
+    PyObject *coro = optional_attr(task, s_coro);
+    if (coro && Py_TYPE(task) == c_task && c_coro_offset == 0)
+        c_coro_offset = learn_coro_offset(task, coro);
+    Py_XDECREF(coro);
+    return coro == gen;
+}
+
+/* The future that a closure cell of function f holds (gather's outer). */
+static PyObject *future_in_closure(PyObject *f)
+{
+    PyObject *cl = PyFunction_GET_CLOSURE(f);
+    for (Py_ssize_t i = 0; cl && i < PyTuple_GET_SIZE(cl); i++) {
+        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cl, i));
+        if (v && IS_FUTURE(v))
+            return v;
+    }
+    return NULL;
+}
+
+/* The future (often a task) that done-callback cb wakes up, or NULL.
+ * Borrowed: what cb refers to lives as long as cb. */
+static PyObject *woken_by(PyObject *cb)
+{
+    PyObject *self = NULL;
+    if (PyMethod_Check(cb))
+        self = PyMethod_GET_SELF(cb);
+    else if (PyCFunction_Check(cb))
+        self = PyCFunction_GET_SELF(cb);
+    else if (PyFunction_Check(cb))
+        return future_in_closure(cb);
+#ifdef TASK_WAKEUP_WRAPPER_NAME
+    else if (Py_TYPE(cb) == wakeup_wrapper
+             || (!wakeup_wrapper && strcmp(Py_TYPE(cb)->tp_name, TASK_WAKEUP_WRAPPER_NAME) == 0)) {
+        wakeup_wrapper = Py_TYPE(cb);
+        self = ((struct task_wakeup_wrapper *)cb)->task;
+    }
+#endif
+    if (!self || IS_FUTURE(self))
+        return self;
+    PyObject *parent = optional_attr(self, s_parent_task);   /* a TaskGroup's */
+    Py_XDECREF(parent);         /* the group keeps it */
+    return parent && IS_TASK(parent) ? parent : NULL;
+}
+
+/* The first future that one of the (callback, context) pairs of list wakes. */
+static PyObject *woken_by_any(PyObject *list)
+{
+    for (Py_ssize_t i = 0; list && PyList_Check(list) && i < PyList_GET_SIZE(list); i++) {
+        PyObject *pair = PyList_GET_ITEM(list, i);
+        PyObject *w = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) > 0
+                      ? woken_by(PyTuple_GET_ITEM(pair, 0)) : NULL;
+        if (w)
+            return w;
+    }
+    return NULL;
+}
+
+/* The future that waits for fut to be done, or NULL. */
+static PyObject *awaiter(PyObject *fut)
+{
+    if (c_future && PyType_IsSubtype(Py_TYPE(fut), c_future)) {
+        struct c_future_head *f = (struct c_future_head *)fut;
+        PyObject *w = f->callback0 ? woken_by(f->callback0) : NULL;
+        return w ? w : woken_by_any(f->callbacks);
+    }
+    PyObject *list = optional_attr(fut, s_callbacks);
+    PyObject *w = woken_by_any(list);
+    Py_XDECREF(list);           /* the future keeps it */
+    return w;
+}
+
+/* ---- one trampoline per task name ---------------------------------------- */
+
+/* "Task-<n>", the name of a task created without one. */
+static int default_name(const char *n)
+{
+    if (strncmp(n, "Task-", 5) != 0 || !n[5])
+        return 0;
+    for (n += 5; *n; n++)
+        if (*n < '0' || *n > '9')
+            return 0;
+    return 1;
+}
+
+/* The task's frame name: its name, or, for a default name, which numbers
+ * every task apart, its coroutine's qualified name, so that a server making
+ * a task per request gets one frame per kind of task. */
+static PyObject *frame_name(PyObject *task)
+{
+    PyObject *name = PyObject_CallMethodObjArgs(task, s_get_name, NULL);
+    const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (n && default_name(n)) {
+        PyObject *coro = optional_attr(task, s_coro);
+        PyObject *q = coro ? optional_attr(coro, s_qualname) : NULL;
+        Py_XDECREF(coro);
+        if (q && PyUnicode_Check(q)) {
+            Py_SETREF(name, q);
+            q = NULL;
+        }
+        Py_XDECREF(q);
+    }
+    PyObject *r = n ? PyUnicode_FromFormat("py::[task %U]", name) : NULL;
+    Py_XDECREF(name);
+    return r;
+}
+
+/* Distinct frame names kept before further ones share one frame. */
+#define MAX_NAMES 4096
+
+/* The trampoline named for task, made on the first use of its name. */
+static void *name_trampoline(PyObject *task)
+{
+    PyObject *name = frame_name(task);
+    if (name && PyDict_GET_SIZE(names) >= MAX_NAMES)
+        Py_SETREF(name, PyUnicode_FromString("py::[task (more task names)]"));
+    PyObject *have = name ? PyDict_GetItemWithError(names, name) : NULL;
+    void *t = have ? PyLong_AsVoidPtr(have) : NULL;
+    Py_ssize_t len;
+    const char *s = name && !have && !PyErr_Occurred() ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
+    if (s && (t = pyperfmap_new_trampoline(s, (size_t)len)) != NULL) {
+        PyObject *addr = PyLong_FromVoidPtr(t);
+        if (!addr || PyDict_SetItem(names, name, addr) != 0)
+            t = NULL;          /* not remembered: never make a second one */
+        Py_XDECREF(addr);
+    }
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return t;
+}
+
+/* A direct-mapped cache task -> trampoline; a weak reference tells that the
+ * task in a slot is still the one whose address it holds. */
+#define CACHE_SLOTS 1024
+static struct slot {
+    PyObject *task;
+    PyObject *weak;
+    void *t;
+} cache[CACHE_SLOTS];
+
+__attribute__((noinline, cold)) static void *task_trampoline_slow(PyObject *task, struct slot *s)
+{
+    void *t = name_trampoline(task);
+    PyObject *weak = t ? PyWeakref_NewRef(task, NULL) : NULL;
+    PyErr_Clear();
+    if (!weak)
+        return t;
+    PyObject *old = s->weak;
+    *s = (struct slot){task, weak, t};
+    Py_XDECREF(old);
+    return t;
+}
+
+static void *task_trampoline(PyObject *task)
+{
+    struct slot *s = &cache[((uintptr_t)task >> 4) % CACHE_SLOTS];
+    if (s->task == task && weak_is(s->weak, task))
+        return s->t;
+    return task_trampoline_slow(task, s);
+}
+
+/* ---- the hook's question ------------------------------------------------- */
+
+/* The running task whose coroutine is gen, or NULL. */
+static PyObject *task_of(PyObject *gen)
+{
+    Py_ssize_t pos = 0;
+    PyObject *loop, *task;
+    while (PyDict_Next(current_tasks, &pos, &loop, &task))
+        if (runs(task, gen))
+            return task;
+    return NULL;
+}
+
+int tasks_frames(PyObject *gen, void **frames)
+{
+    if (unusable || PyErr_Occurred() || (!current_tasks && resolve() != 0))
+        return 0;
+    PyObject *chain[TASKS_MAX_DEPTH], *f = task_of(gen);
+    int n = 0, m = 0;
+    if (!f)
+        return 0;
+    chain[n++] = f;
+    for (int hops = 0; n < TASKS_MAX_DEPTH && hops < 2 * TASKS_MAX_DEPTH; hops++) {
+        if (!(f = awaiter(f)))
+            break;
+        if (IS_TASK(f))
+            chain[n++] = f;
+    }
+    while (n > 0) {
+        void *t = task_trampoline(chain[--n]);
+        if (t)
+            frames[m++] = t;
+    }
+    return m;
+}
