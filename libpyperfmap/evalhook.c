@@ -56,6 +56,7 @@ typedef PyFrameObject frame_t;
 typedef PyObject *(*trampoline_fn)(frame_t *, int, void *, void *, uint64_t, uint64_t);
 #  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
 #  define FRAME_GEN(frame) ((frame)->f_gen)
+#  define CALLER_FRAME(frame) ((frame)->f_back)
 #else
 #  if V311
 typedef struct _PyInterpreterFrame frame_t;
@@ -77,6 +78,15 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
 #  endif
    /* The generator or coroutine that owns a frame, or NULL. */
+   /* The frame that resumes this one: the evaluator links the two only
+    * after the hook. */
+#  if PY_VERSION_HEX >= 0x030D0000
+#    define CALLER_FRAME(frame) (ts->current_frame)
+#  elif V311
+#    define CALLER_FRAME(frame) (ts->cframe->current_frame)
+#  else
+#    define CALLER_FRAME(frame) ((frame)->f_back)
+#  endif
 #  if V311
 #    define FRAME_GEN(frame) \
        ((frame)->owner == FRAME_OWNED_BY_GENERATOR ? (PyObject *)_PyFrame_GetGenerator(frame) : NULL)
@@ -406,6 +416,7 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
  * still to enter can be one static record: no Python code runs, so the GIL
  * is not let go, between filling it and entering the coroutine's frame. */
 static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
+static int tasks_refused;                 /* evalhook_task_frames(0) */
 static struct {
     void *t[TASKS_MAX_DEPTH];
     void *code_t;       /* the coroutine frame's own trampoline */
@@ -425,13 +436,23 @@ static PyObject *pyperfmap_next_task_frame(HOOK_PARAMS)
     return CALL_TRAMPOLINE(pending_tasks.code_t);
 }
 
+/* Whether the frame that resumes this one is a coroutine's: then this one
+ * is awaited inside a task step, not the task's own coroutine. */
+static inline int resumed_by_coroutine(frame_t *caller)
+{
+    PyObject *code = caller ? FRAME_CODE(caller) : NULL;
+    return code && PyCode_Check(code) && (((PyCodeObject *)code)->co_flags & CO_COROUTINE);
+}
+
 /* A coroutine frame about to start or resume, with trampoline t. */
 __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS, void *t,
                                                                      int with_path)
 {
     void *frames[TASKS_MAX_DEPTH];
     PyObject *gen = FRAME_GEN(frame);
-    int n = gen ? tasks_frames(gen, frames) : 0;
+    /* A throw (a cancellation) comes with its exception set: no frames. */
+    int n = gen && !throwflag && !resumed_by_coroutine(CALLER_FRAME(frame))
+            ? tasks_frames(gen, frames) : 0;
     if (n == 0)
         return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
     memcpy(pending_tasks.t, frames, sizeof frames);
@@ -506,7 +527,7 @@ enum evalhook_owner evalhook_owner(void)
 
 static evalfunc_t our_hook(int paths)
 {
-    if (tasks_on)
+    if (tasks_on && !tasks_refused)
         return paths ? pyperfmap_eval_path_tasks : pyperfmap_eval_tasks;
     return paths ? pyperfmap_eval_path : pyperfmap_eval;
 }
@@ -532,6 +553,13 @@ static void tasks_note_code(PyObject *code)
     if (tasks_on || !tasks_seen_asyncio(code))
         return;
     tasks_on = 1;
+    if (evalhook_owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook_paths()));
+}
+
+void evalhook_task_frames(int on)
+{
+    tasks_refused = !on;
     if (evalhook_owner() == EVALHOOK_OURS)
         set_eval(our_hook(evalhook_paths()));
 }

@@ -111,14 +111,39 @@ static int resolve(void)
     return 0;
 }
 
-static int is_a(PyObject *o, PyTypeObject *c_type, PyTypeObject *py_type)
+/* What a type is, as far as the walk cares: a few types (gather's cells:
+ * int, list, loop; the futures) are asked about on every step, so the
+ * answers are cached, by type, holding the type (no other type can take
+ * its address). */
+enum { KIND_OTHER = 1, KIND_FUTURE = 2, KIND_TASK = 4 | KIND_FUTURE, KIND_C_FUTURE = 8 };
+#define KIND_SLOTS 64
+static struct kind_slot {
+    PyTypeObject *type;
+    int kind;
+} kinds[KIND_SLOTS];
+
+__attribute__((noinline)) static int learn_kind(PyTypeObject *tp, struct kind_slot *s)
 {
-    PyTypeObject *tp = Py_TYPE(o);
-    return (c_type && PyType_IsSubtype(tp, c_type)) || PyType_IsSubtype(tp, py_type);
+    int c = c_future && PyType_IsSubtype(tp, c_future);
+    int kind = (c_task && PyType_IsSubtype(tp, c_task)) || PyType_IsSubtype(tp, py_task)
+               ? KIND_TASK
+               : c || PyType_IsSubtype(tp, py_future) ? KIND_FUTURE : KIND_OTHER;
+    kind |= c ? KIND_C_FUTURE : 0;
+    Py_INCREF(tp);
+    Py_XDECREF(s->type);
+    *s = (struct kind_slot){tp, kind};
+    return kind;
 }
 
-#define IS_FUTURE(o) is_a(o, c_future, py_future)
-#define IS_TASK(o) is_a(o, c_task, py_task)
+static inline int kind_of(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    struct kind_slot *s = &kinds[((uintptr_t)tp >> 6) % KIND_SLOTS];
+    return s->type == tp ? s->kind : learn_kind(tp, s);
+}
+
+#define IS_FUTURE(o) ((kind_of(o) & KIND_FUTURE) != 0)
+#define IS_TASK(o) ((kind_of(o) & KIND_TASK) == KIND_TASK)
 
 /* The offset of the one word of the C Task `task` that holds `coro`, or -1. */
 static Py_ssize_t learn_coro_offset(PyObject *task, PyObject *coro)
@@ -147,15 +172,20 @@ static int runs(PyObject *task, PyObject *gen)
     return coro == gen;
 }
 
-/* The future that a closure cell of function f holds (gather's outer). */
+/* The future that a closure cell of function f holds (gather's outer).
+ * The cell where the last one was found is tried first. */
 static PyObject *future_in_closure(PyObject *f)
 {
-    PyObject *cl = PyFunction_GET_CLOSURE(f);
-    for (Py_ssize_t i = 0; cl && i < PyTuple_GET_SIZE(cl); i++) {
-        PyObject *v = PyCell_GET(PyTuple_GET_ITEM(cl, i));
-        if (v && IS_FUTURE(v))
+    static Py_ssize_t last_cell;
+    PyObject *cl = PyFunction_GET_CLOSURE(f), *v;
+    Py_ssize_t n = cl ? PyTuple_GET_SIZE(cl) : 0;
+    if (last_cell < n && (v = PyCell_GET(PyTuple_GET_ITEM(cl, last_cell))) && IS_FUTURE(v))
+        return v;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((v = PyCell_GET(PyTuple_GET_ITEM(cl, i))) && IS_FUTURE(v)) {
+            last_cell = i;
             return v;
-    }
+        }
     return NULL;
 }
 
@@ -200,7 +230,7 @@ static PyObject *woken_by_any(PyObject *list)
 /* The future that waits for fut to be done, or NULL. */
 static PyObject *awaiter(PyObject *fut)
 {
-    if (c_future && PyType_IsSubtype(Py_TYPE(fut), c_future)) {
+    if (kind_of(fut) & KIND_C_FUTURE) {
         struct c_future_head *f = (struct c_future_head *)fut;
         PyObject *w = f->callback0 ? woken_by(f->callback0) : NULL;
         return w ? w : woken_by_any(f->callbacks);
@@ -302,20 +332,47 @@ static void *task_trampoline(PyObject *task)
 
 /* ---- the hook's question ------------------------------------------------- */
 
-/* The running task whose coroutine is gen, or NULL. */
-static PyObject *task_of(PyObject *gen)
+/* The running task whose coroutine is gen, or NULL.  A coroutine is
+ * resumed only by its task, so once found, a task is remembered by its
+ * coroutine (a scan of the dict, or even a lookup, costs more than the rest
+ * of the work of a step). */
+#define GEN_SLOTS 1024
+static struct gen_slot {
+    PyObject *gen;
+    PyObject *task;
+    PyObject *weak;     /* to the task */
+} gens[GEN_SLOTS];
+
+__attribute__((noinline)) static PyObject *find_task(PyObject *gen, struct gen_slot *s)
 {
     Py_ssize_t pos = 0;
     PyObject *loop, *task;
     while (PyDict_Next(current_tasks, &pos, &loop, &task))
-        if (runs(task, gen))
+        if (runs(task, gen)) {
+            PyObject *weak = PyWeakref_NewRef(task, NULL);
+            if (!weak) {
+                PyErr_Clear();
+                return task;
+            }
+            Py_XSETREF(s->weak, weak);
+            s->gen = gen;
+            s->task = task;
             return task;
+        }
     return NULL;
+}
+
+static PyObject *task_of(PyObject *gen)
+{
+    struct gen_slot *s = &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
+    if (s->gen == gen && weak_is(s->weak, s->task) && runs(s->task, gen))
+        return s->task;
+    return find_task(gen, s);
 }
 
 int tasks_frames(PyObject *gen, void **frames)
 {
-    if (unusable || PyErr_Occurred() || (!current_tasks && resolve() != 0))
+    if (unusable || (!current_tasks && resolve() != 0))
         return 0;
     PyObject *chain[TASKS_MAX_DEPTH], *f = task_of(gen);
     int n = 0, m = 0;

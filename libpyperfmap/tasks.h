@@ -24,11 +24,11 @@ int tasks_seen_asyncio(PyObject *code);
 /* Whether asyncio.tasks is imported already (in sys.modules). */
 int tasks_imported(void);
 
-/* For the frame of coroutine gen, about to start or resume: when gen is
- * the coroutine of the task that runs now, fills frames with the
- * trampolines of that task and of the tasks awaiting it, outermost first,
- * and returns how many; otherwise returns 0.  Needs the GIL; leaves no
- * exception set and does nothing while one is. */
+/* For the frame of coroutine gen, about to start or resume (not thrown
+ * into: no exception may be set): when gen is the coroutine of the task
+ * that runs now, fills frames with the trampolines of that task and of the
+ * tasks awaiting it, outermost first, and returns how many; otherwise
+ * returns 0.  Needs the GIL; leaves no exception set. */
 int tasks_frames(PyObject *gen, void **frames);
 
 #endif

@@ -22,6 +22,8 @@ __all__ = ["enable", "disable", "is_enabled", "map_path", "enabled"]
 MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"
 #: Set to 1: enable() keeps call paths (pyperf-record sets it for small copies).
 PATHS_ENV = "PYPERFMAP_PATHS"
+#: Set to 0: no asyncio task frames (docs/asyncio.md).
+TASKS_ENV = "PYPERFMAP_TASKS"
 
 
 def enable(paths=None):
@@ -40,6 +42,7 @@ def enable(paths=None):
     """
     if paths is None:
         paths = os.environ.get(PATHS_ENV) == "1"
+    _pyperfmap._task_frames(os.environ.get(TASKS_ENV) != "0")
     return _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
 
 
