@@ -444,18 +444,17 @@ static inline int resumed_by_coroutine(frame_t *caller)
     return code && PyCode_Check(code) && (((PyCodeObject *)code)->co_flags & CO_COROUTINE);
 }
 
-/* A coroutine frame about to start or resume, with trampoline t. */
+/* A coroutine frame about to start or resume, with trampoline t, that no
+ * coroutine resumes.  A throw (a cancellation) comes with its exception
+ * set: no task frames then.  tasks_frames may run Python code, but never a
+ * task step, so it fills the record itself. */
 __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS, void *t,
                                                                      int with_path)
 {
-    void *frames[TASKS_MAX_DEPTH];
     PyObject *gen = FRAME_GEN(frame);
-    /* A throw (a cancellation) comes with its exception set: no frames. */
-    int n = gen && !throwflag && !resumed_by_coroutine(CALLER_FRAME(frame))
-            ? tasks_frames(gen, frames) : 0;
+    int n = gen && !throwflag ? tasks_frames(gen, pending_tasks.t) : 0;
     if (n == 0)
         return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
-    memcpy(pending_tasks.t, frames, sizeof frames);
     pending_tasks.n = n;
     pending_tasks.next = 0;
     pending_tasks.code_t = t;
@@ -473,7 +472,8 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
     if (__builtin_expect(t == NULL, 0))
         return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);
     IF_TRACED_CALL(t, with_path);
-    if (with_tasks && (((PyCodeObject *)code)->co_flags & CO_COROUTINE))
+    if (with_tasks && (((PyCodeObject *)code)->co_flags & CO_COROUTINE)
+        && !resumed_by_coroutine(CALLER_FRAME(frame)))
         return pyperfmap_coroutine_eval(HOOK_ARGS, t, with_path);
     return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
 }

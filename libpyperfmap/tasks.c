@@ -159,12 +159,19 @@ static Py_ssize_t learn_coro_offset(PyObject *task, PyObject *coro)
     return found;
 }
 
+static int runs_slow(PyObject *task, PyObject *gen);
+
 /* Whether task's coroutine is gen.  A C Task's is one load once its offset
  * is learnt; otherwise task._coro. */
-static int runs(PyObject *task, PyObject *gen)
+static inline int runs(PyObject *task, PyObject *gen)
 {
     if (Py_TYPE(task) == c_task && c_coro_offset > 0)
         return *(PyObject **)((char *)task + c_coro_offset) == gen;
+    return runs_slow(task, gen);
+}
+
+__attribute__((noinline)) static int runs_slow(PyObject *task, PyObject *gen)
+{
     PyObject *coro = optional_attr(task, s_coro);
     if (coro && Py_TYPE(task) == c_task && c_coro_offset == 0)
         c_coro_offset = learn_coro_offset(task, coro);
@@ -370,25 +377,98 @@ static PyObject *task_of(PyObject *gen)
     return find_task(gen, s);
 }
 
-int tasks_frames(PyObject *gen, void **frames)
+/* ---- the chain of a task, remembered -------------------------------------
+ * Who awaits a task changes only when some future of its chain gains or
+ * loses a done-callback.  While every future of the chain is the
+ * accelerator's, the chain is remembered with each future's callback
+ * fields, and a step only compares them (a weak reference tells that each
+ * future is still the one at its address).  A callback replaced by a new
+ * one at the same address goes unseen until the next change. */
+#define CHAIN_SLOTS 256
+#define MAX_HOPS (2 * TASKS_MAX_DEPTH)
+
+struct level {
+    PyObject *fut, *weak, *cb0, *cbs;
+    Py_ssize_t ncbs;
+};
+
+static struct chain_slot {
+    int levels, n;                  /* levels 0: nothing remembered */
+    struct level lv[MAX_HOPS + 1];  /* lv[0] is the task */
+    void *frames[TASKS_MAX_DEPTH];
+} chains[CHAIN_SLOTS];
+
+static void read_level(struct level *l, PyObject *fut)
 {
-    if (unusable || (!current_tasks && resolve() != 0))
-        return 0;
-    PyObject *chain[TASKS_MAX_DEPTH], *f = task_of(gen);
-    int n = 0, m = 0;
-    if (!f)
-        return 0;
+    struct c_future_head *f = (struct c_future_head *)fut;
+    l->fut = fut;
+    l->cb0 = f->callback0;
+    l->cbs = f->callbacks;
+    l->ncbs = f->callbacks && PyList_Check(f->callbacks) ? PyList_GET_SIZE(f->callbacks) : -1;
+}
+
+/* Level 0, the task, is known to be alive: task_of found it. */
+static inline int same_level(const struct level *l, int check_alive)
+{
+    struct c_future_head *f = (struct c_future_head *)l->fut;
+    return (!check_alive || weak_is(l->weak, l->fut)) && f->callback0 == l->cb0
+           && f->callbacks == l->cbs
+           && (f->callbacks && PyList_Check(f->callbacks) ? PyList_GET_SIZE(f->callbacks) : -1)
+              == l->ncbs;
+}
+
+static void forget(struct chain_slot *c)
+{
+    for (int i = 0; i < c->levels; i++)
+        Py_CLEAR(c->lv[i].weak);
+    c->levels = 0;
+}
+
+/* Walks from task to its outermost awaiter: fills frames as tasks_frames
+ * does, and c with the chain when it can be remembered. */
+static int walk(PyObject *task, void **frames, struct chain_slot *c)
+{
+    PyObject *chain[TASKS_MAX_DEPTH], *f = task;
+    int n = 0, m = 0, levels = 0, keep = 1;
+    forget(c);
     chain[n++] = f;
-    for (int hops = 0; n < TASKS_MAX_DEPTH && hops < 2 * TASKS_MAX_DEPTH; hops++) {
-        if (!(f = awaiter(f)))
+    for (int hops = 0; f && hops <= MAX_HOPS; hops++) {
+        keep = keep && (kind_of(f) & KIND_C_FUTURE);
+        if (keep && (c->lv[levels].weak = PyWeakref_NewRef(f, NULL)) != NULL)
+            read_level(&c->lv[levels++], f);
+        keep = keep && levels > 0 && c->lv[levels - 1].fut == f;
+        if (!(f = n < TASKS_MAX_DEPTH ? awaiter(f) : NULL))
             break;
         if (IS_TASK(f))
             chain[n++] = f;
     }
+    PyErr_Clear();
     while (n > 0) {
         void *t = task_trampoline(chain[--n]);
         if (t)
             frames[m++] = t;
     }
+    c->levels = levels;
+    if (!keep || f)
+        forget(c);
+    memcpy(c->frames, frames, (size_t)m * sizeof *frames);
+    c->n = m;
     return m;
+}
+
+int tasks_frames(PyObject *gen, void **frames)
+{
+    if (unusable || (!current_tasks && resolve() != 0))
+        return 0;
+    PyObject *task = task_of(gen);
+    if (!task)
+        return 0;
+    struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
+    int same = c->levels > 0 && c->lv[0].fut == task;
+    for (int i = 0; same && i < c->levels; i++)
+        same = same_level(&c->lv[i], i > 0);
+    if (!same)
+        return walk(task, frames, c);
+    memcpy(frames, c->frames, (size_t)c->n * sizeof *frames);
+    return c->n;
 }
