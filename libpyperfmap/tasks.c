@@ -221,13 +221,34 @@ static PyObject *woken_by(PyObject *cb)
     return parent && IS_TASK(parent) ? parent : NULL;
 }
 
-/* The first future that one of the (callback, context) pairs of list wakes. */
-static PyObject *woken_by_any(PyObject *list)
+/* The most futures walked from a task to its outermost awaiter. */
+#define MAX_HOPS (2 * TASKS_MAX_DEPTH)
+
+/* The futures of the chain so far.  A callback may lead back into it:
+ * shield()'s outer future has a callback closing over the inner one. */
+struct seen {
+    PyObject *f[MAX_HOPS + 2];
+    int n;
+};
+
+/* What callback cb wakes, unless the chain has it already. */
+static PyObject *woken_anew(PyObject *cb, const struct seen *seen)
+{
+    PyObject *w = woken_by(cb);
+    for (int i = 0; w && i < seen->n; i++)
+        if (seen->f[i] == w)
+            return NULL;
+    return w;
+}
+
+/* The first new future that one of the (callback, context) pairs of list
+ * wakes. */
+static PyObject *woken_by_any(PyObject *list, const struct seen *seen)
 {
     for (Py_ssize_t i = 0; list && PyList_Check(list) && i < PyList_GET_SIZE(list); i++) {
         PyObject *pair = PyList_GET_ITEM(list, i);
         PyObject *w = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) > 0
-                      ? woken_by(PyTuple_GET_ITEM(pair, 0)) : NULL;
+                      ? woken_anew(PyTuple_GET_ITEM(pair, 0), seen) : NULL;
         if (w)
             return w;
     }
@@ -235,15 +256,15 @@ static PyObject *woken_by_any(PyObject *list)
 }
 
 /* The future that waits for fut to be done, or NULL. */
-static PyObject *awaiter(PyObject *fut)
+static PyObject *awaiter(PyObject *fut, const struct seen *seen)
 {
     if (kind_of(fut) & KIND_C_FUTURE) {
         struct c_future_head *f = (struct c_future_head *)fut;
-        PyObject *w = f->callback0 ? woken_by(f->callback0) : NULL;
-        return w ? w : woken_by_any(f->callbacks);
+        PyObject *w = f->callback0 ? woken_anew(f->callback0, seen) : NULL;
+        return w ? w : woken_by_any(f->callbacks, seen);
     }
     PyObject *list = optional_attr(fut, s_callbacks);
-    PyObject *w = woken_by_any(list);
+    PyObject *w = woken_by_any(list, seen);
     Py_XDECREF(list);           /* the future keeps it */
     return w;
 }
@@ -385,7 +406,6 @@ static PyObject *task_of(PyObject *gen)
  * future is still the one at its address).  A callback replaced by a new
  * one at the same address goes unseen until the next change. */
 #define CHAIN_SLOTS 256
-#define MAX_HOPS (2 * TASKS_MAX_DEPTH)
 
 struct level {
     PyObject *fut, *weak, *cb0, *cbs;
@@ -430,6 +450,7 @@ static int walk(PyObject *task, void **frames, struct chain_slot *c)
 {
     PyObject *chain[TASKS_MAX_DEPTH], *f = task;
     int n = 0, m = 0, levels = 0, keep = 1;
+    struct seen seen = {{task}, 1};
     forget(c);
     chain[n++] = f;
     for (int hops = 0; f && hops <= MAX_HOPS; hops++) {
@@ -437,8 +458,9 @@ static int walk(PyObject *task, void **frames, struct chain_slot *c)
         if (keep && (c->lv[levels].weak = PyWeakref_NewRef(f, NULL)) != NULL)
             read_level(&c->lv[levels++], f);
         keep = keep && levels > 0 && c->lv[levels - 1].fut == f;
-        if (!(f = n < TASKS_MAX_DEPTH ? awaiter(f) : NULL))
+        if (!(f = n < TASKS_MAX_DEPTH ? awaiter(f, &seen) : NULL))
             break;
+        seen.f[seen.n++] = f;
         if (IS_TASK(f))
             chain[n++] = f;
     }

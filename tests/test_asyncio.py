@@ -34,7 +34,8 @@ PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
 # that all of them interleave; it measures its own CPU time (process_time
 # around each burn) and the program prints the totals.  "gath" gathers g1
 # and g2; "outer" awaits gath; main (asyncio.run's task, named after its
-# coroutine) gathers outer; "solo" is awaited by nobody.  On 3.11+, "owner",
+# coroutine) gathers outer, then shields "shielded" (whose callbacks lead
+# back to itself); "solo" is awaited by nobody.  On 3.11+, "owner",
 # gathered by main too, runs "child" in a TaskGroup.
 PROGRAM = r"""
 import json, os, sys, time
@@ -75,6 +76,7 @@ async def main():
     if sys.version_info >= (3, 11):
         tasks.append(asyncio.create_task(owner(), name="owner"))
     await asyncio.gather(*tasks)
+    await asyncio.shield(asyncio.create_task(work("shielded", 0.06), name="shielded"))
     while not solo.done():
         await asyncio.sleep(0.01)
 
@@ -89,6 +91,7 @@ CHAINS = {
     "g1": ["main", "outer", "gath", "g1"],
     "g2": ["main", "outer", "gath", "g2"],
     "child": ["main", "owner", "child"],
+    "shielded": ["main", "shielded"],
 }
 
 
