@@ -70,7 +70,7 @@ def instructions(args, env):
 
 
 def per_step(py, prog, mode, no_accel, build):
-    env = dict(os.environ, MODE=mode, NO_ACCEL="1" if no_accel else "0",
+    env = dict(os.environ, MODE=mode, NO_ACCEL="1" if no_accel else "0", PYTHONHASHSEED="0",
                PYTHONPATH=os.path.join(build, "libpyperfmap"),
                PYPERFMAP_TASKS="0" if mode == "no-tasks" else "1")
     xperf = ["-X", "perf"] if mode == "xperf" else []
@@ -79,24 +79,29 @@ def per_step(py, prog, mode, no_accel, build):
 
 
 def version(py):
-    return subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                          check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    """(major, minor) of interpreter py."""
+    out = subprocess.run([py, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                         check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return tuple(int(x) for x in out.split())
 
 
 def steps_table(pythons, build):
-    with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
-        f.write(PROGRAM)
-        f.flush()
+    # A folder of its own: the script's folder is searched on every import,
+    # and a crowded /tmp, changing while it runs, makes the counts drift.
+    with tempfile.TemporaryDirectory() as d:
+        prog = os.path.join(d, "steps.py")
+        with open(prog, "w") as f:
+            f.write(PROGRAM)
         print("instructions per task step (%d tasks x sleep(0), steps %d..%d, callgrind)"
               % (TASKS, STEPS[0], STEPS[1]))
         print("%-8s %-9s %9s %9s %9s %9s %14s" % ("python", "asyncio", "plain", "no-tasks", "tasks",
                                                   "-X perf", "tasks/no-tasks"))
         for py in pythons:
-            v = version(py)
+            v = "%d.%d" % version(py)
             for no_accel in (False, True):
-                row = {m: per_step(py, f.name, m, no_accel, build)
+                row = {m: per_step(py, prog, m, no_accel, build)
                        for m in ("plain", "no-tasks", "tasks")}
-                xp = per_step(py, f.name, "xperf", no_accel, build) if v >= "3.12" else None
+                xp = per_step(py, prog, "xperf", no_accel, build) if version(py) >= (3, 12) else None
                 print("%-8s %-9s %9.0f %9.0f %9.0f %9s %+13.2f%%" % (
                     v, "python" if no_accel else "C", row["plain"], row["no-tasks"], row["tasks"],
                     "%.0f" % xp if xp else "-", 100 * (row["tasks"] / row["no-tasks"] - 1)))
@@ -108,9 +113,9 @@ def no_asyncio_table(pythons, build, baseline):
     for py in pythons:
         counts = []
         for b in (baseline, build):
-            env = dict(os.environ, PYTHONPATH=os.path.join(b, "libpyperfmap"))
+            env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.path.join(b, "libpyperfmap"))
             counts.append(instructions([py, WORKLOADS, "pyperfmap", "calls", "1"], env))
-        print("%-8s %14d %14d %+9.3f%%" % (version(py), counts[0], counts[1],
+        print("%-8s %14d %14d %+9.3f%%" % ("%d.%d" % version(py), counts[0], counts[1],
                                           100 * (counts[1] / counts[0] - 1)))
 
 

@@ -216,7 +216,10 @@ static PyObject *woken_by(PyObject *cb)
 #endif
     if (!self || IS_FUTURE(self))
         return self;
-    PyObject *parent = optional_attr(self, s_parent_task);   /* a TaskGroup's */
+    /* Only asyncio's TaskGroup: another object's getattr may run any code. */
+    if (strcmp(Py_TYPE(self)->tp_name, "TaskGroup") != 0)
+        return NULL;
+    PyObject *parent = optional_attr(self, s_parent_task);
     Py_XDECREF(parent);         /* the group keeps it */
     return parent && IS_TASK(parent) ? parent : NULL;
 }
