@@ -8,6 +8,7 @@
  */
 #include "evalhook.h"
 #include "arena.h"
+#include "tasks.h"
 #include "trampoline.h"
 
 #include <frameobject.h>
@@ -54,6 +55,8 @@ typedef PyFrameObject frame_t;
 #  define TRAMPOLINE_ARGS frame, throwflag, NULL
 typedef PyObject *(*trampoline_fn)(frame_t *, int, void *, void *, uint64_t, uint64_t);
 #  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#  define FRAME_GEN(frame) ((frame)->f_gen)
+#  define CALLER_FRAME(frame) ((frame)->f_back)
 #else
 #  if V311
 typedef struct _PyInterpreterFrame frame_t;
@@ -73,6 +76,22 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #    define FRAME_CODE(frame) ((frame)->f_executable)
 #  else
 #    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
+#  endif
+   /* The generator or coroutine that owns a frame, or NULL. */
+   /* The frame that resumes this one: the evaluator links the two only
+    * after the hook. */
+#  if PY_VERSION_HEX >= 0x030D0000
+#    define CALLER_FRAME(frame) (ts->current_frame)
+#  elif V311
+#    define CALLER_FRAME(frame) (ts->cframe->current_frame)
+#  else
+#    define CALLER_FRAME(frame) ((frame)->f_back)
+#  endif
+#  if V311
+#    define FRAME_GEN(frame) \
+       ((frame)->owner == FRAME_OWNED_BY_GENERATOR ? (PyObject *)_PyFrame_GetGenerator(frame) : NULL)
+#  else
+#    define FRAME_GEN(frame) ((frame)->f_gen)
 #  endif
 #endif
 
@@ -111,14 +130,18 @@ __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, f
 /* The same, keeping the thread's path too.  Restoring it on return costs
  * the hook its tail call (24 instructions per call in all), which is why
  * only the path hook does it.  no_trampoline has no key slot: key 0. */
-static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
+static inline PyObject *call_through_path(HOOK_PARAMS, void *t, void *eval)
 {
     uint64_t parent = path;
     path = pyperfmap_path_step(parent, t == (void *)no_trampoline ? 0 : *arena_key(t));
-    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault,
-                                     ++activations, parent);
+    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, eval, ++activations, parent);
     path = parent;
     return r;
+}
+
+static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
+{
+    return call_through_path(HOOK_ARGS, t, (void *)_PyEval_EvalFrameDefault);
 }
 
 /* ---- the eval-frame function of the main interpreter -------------------- */
@@ -323,12 +346,15 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 
 /* ---- the hooks ---------------------------------------------------------- */
 
+static void tasks_note_code(PyObject *code);
+
 /* The first call of a code object while enabled: its new trampoline, or
  * no_trampoline, cached. */
 __attribute__((noinline, cold)) static void *pyperfmap_first_call(PyObject *code)
 {
     void *t;
     first_calls++;
+    tasks_note_code(code);
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *raised = PyErr_GetRaisedException();
     t = code_trampoline(code);
@@ -383,12 +409,66 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
     PyObject *code = FRAME_CODE(frame);
     void *t = pyperfmap_first_call(code);
     if (cached_trampoline(code) == t)
-        return pyperfmap_eval_path(HOOK_ARGS);
+        return get_eval()(HOOK_ARGS);       /* the path hook, with tasks or not */
     return call_trampoline_path(HOOK_ARGS, t);     /* not cached (out of memory) */
 }
 
-/* Both hooks, with `with_path` a constant in each. */
-__attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path)
+/* ---- asyncio task frames (tasks.h) ---------------------------------------
+ * Once asyncio is imported, the hook enters a task's frames, and those of
+ * the tasks awaiting it, just before its coroutine's own frame.  Each task
+ * frame's trampoline calls pyperfmap_next_task_frame as its evaluator.  The frames
+ * still to enter can be one static record: no Python code runs, so the GIL
+ * is not let go, between filling it and entering the coroutine's frame. */
+static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
+static int tasks_refused;                 /* evalhook_task_frames(0) */
+static struct {
+    void *t[TASKS_MAX_DEPTH];
+    void *code_t;       /* the coroutine frame's own trampoline */
+    int n, next, with_path;
+} pending_tasks;
+
+static PyObject *pyperfmap_next_task_frame(HOOK_PARAMS)
+{
+    if (pending_tasks.next < pending_tasks.n) {
+        void *t = pending_tasks.t[pending_tasks.next++];
+        if (pending_tasks.with_path)
+            return call_through_path(HOOK_ARGS, t, (void *)pyperfmap_next_task_frame);
+        return ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)pyperfmap_next_task_frame, ++activations, 0);
+    }
+    if (pending_tasks.with_path)
+        return call_trampoline_path(HOOK_ARGS, pending_tasks.code_t);
+    return CALL_TRAMPOLINE(pending_tasks.code_t);
+}
+
+/* Whether the frame that resumes this one is a coroutine's: then this one
+ * is awaited inside a task step, not the task's own coroutine. */
+static inline int resumed_by_coroutine(frame_t *caller)
+{
+    PyObject *code = caller ? FRAME_CODE(caller) : NULL;
+    return code && PyCode_Check(code) && (((PyCodeObject *)code)->co_flags & CO_COROUTINE);
+}
+
+/* A coroutine frame about to start or resume, with trampoline t, that no
+ * coroutine resumes.  A throw (a cancellation) comes with its exception
+ * set: no task frames then.  tasks_frames may run Python code, but never a
+ * task step, so it fills the record itself. */
+__attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS, void *t,
+                                                                     int with_path)
+{
+    PyObject *gen = FRAME_GEN(frame);
+    int n = gen && !throwflag ? tasks_frames(gen, pending_tasks.t) : 0;
+    if (n == 0)
+        return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
+    pending_tasks.n = n;
+    pending_tasks.next = 0;
+    pending_tasks.code_t = t;
+    pending_tasks.with_path = with_path;
+    return pyperfmap_next_task_frame(HOOK_ARGS);
+}
+
+/* The hooks, with `with_path` and `with_tasks` constants in each. */
+__attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path,
+                                                                 int with_tasks)
 {
     PyObject *code = FRAME_CODE(frame);
     IF_SHIM_EVAL(code);
@@ -396,6 +476,9 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
     if (__builtin_expect(t == NULL, 0))
         return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);
     IF_TRACED_CALL(t, with_path);
+    if (with_tasks && (((PyCodeObject *)code)->co_flags & CO_COROUTINE)
+        && !resumed_by_coroutine(CALLER_FRAME(frame)))
+        return pyperfmap_coroutine_eval(HOOK_ARGS, t, with_path);
     return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
 }
 
@@ -405,7 +488,7 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
  * the hook's caller, and a `perf record -g` walk goes on from there. */
 static PyObject *pyperfmap_eval(HOOK_PARAMS)
 {
-    return eval_hook(HOOK_ARGS, 0);
+    return eval_hook(HOOK_ARGS, 0, 0);
 }
 
 /* The hook with the path identity (enable(paths=True)).  Its own frame
@@ -413,7 +496,18 @@ static PyObject *pyperfmap_eval(HOOK_PARAMS)
  * through it to the Python caller. */
 static PyObject *pyperfmap_eval_path(HOOK_PARAMS)
 {
-    return eval_hook(HOOK_ARGS, 1);
+    return eval_hook(HOOK_ARGS, 1, 0);
+}
+
+/* The two hooks once asyncio is imported. */
+static PyObject *pyperfmap_eval_tasks(HOOK_PARAMS)
+{
+    return eval_hook(HOOK_ARGS, 0, 1);
+}
+
+static PyObject *pyperfmap_eval_path_tasks(HOOK_PARAMS)
+{
+    return eval_hook(HOOK_ARGS, 1, 1);
 }
 
 /* The benchmark's floor: what any PEP 523 hook costs before it does work. */
@@ -427,21 +521,49 @@ enum evalhook_owner evalhook_owner(void)
     evalfunc_t f = get_eval();
     if (f == NULL || f == _PyEval_EvalFrameDefault)
         return EVALHOOK_DEFAULT;
-    if (f == pyperfmap_eval || f == pyperfmap_eval_path)
+    if (f == pyperfmap_eval || f == pyperfmap_eval_path || f == pyperfmap_eval_tasks
+        || f == pyperfmap_eval_path_tasks)
         return EVALHOOK_OURS;
     if (f == pyperfmap_noop_eval)
         return EVALHOOK_NOOP;
     return EVALHOOK_OTHER;
 }
 
+static evalfunc_t our_hook(int paths)
+{
+    if (tasks_on && !tasks_refused)
+        return paths ? pyperfmap_eval_path_tasks : pyperfmap_eval_tasks;
+    return paths ? pyperfmap_eval_path : pyperfmap_eval;
+}
+
 void evalhook_set(enum evalhook_owner owner, int paths)
 {
-    set_eval(owner == EVALHOOK_OURS ? (paths ? pyperfmap_eval_path : pyperfmap_eval)
+    tasks_on |= owner == EVALHOOK_OURS && tasks_imported();
+    set_eval(owner == EVALHOOK_OURS ? our_hook(paths)
              : owner == EVALHOOK_NOOP ? pyperfmap_noop_eval
              : _PyEval_EvalFrameDefault);
 }
 
 int evalhook_paths(void)
 {
-    return get_eval() == pyperfmap_eval_path;
+    evalfunc_t f = get_eval();
+    return f == pyperfmap_eval_path || f == pyperfmap_eval_path_tasks;
+}
+
+/* On the first call of each code object: asyncio's import switches to the
+ * hooks with tasks, so that programs without asyncio never pay for them. */
+static void tasks_note_code(PyObject *code)
+{
+    if (tasks_on || !tasks_seen_asyncio(code))
+        return;
+    tasks_on = 1;
+    if (evalhook_owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook_paths()));
+}
+
+void evalhook_task_frames(int on)
+{
+    tasks_refused = !on;
+    if (evalhook_owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook_paths()));
 }

@@ -22,6 +22,9 @@ enum evalhook_owner evalhook_owner(void);
  * benchmark floor (EVALHOOK_NOOP) or CPython's default evaluator. */
 void evalhook_set(enum evalhook_owner owner, int paths);
 
+/* Task frames for asyncio (tasks.h) on (the default) or off. */
+void evalhook_task_frames(int on);
+
 /* Whether our hook is installed with paths. */
 int evalhook_paths(void);
 

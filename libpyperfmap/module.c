@@ -243,6 +243,16 @@ static PyObject *py_set_noop_hook(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_task_frames(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    evalhook_task_frames(on);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_stats(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
@@ -261,6 +271,8 @@ static PyMethodDef methods[] = {
     HEAPSAMPLE_METHOD,
     {"_set_noop_hook", py_set_noop_hook, METH_O,
      "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
+    {"_task_frames", py_task_frames, METH_O,
+     "_task_frames(on)\n\nasyncio task frames on (the default) or off (PYPERFMAP_TASKS=0)."},
     {"_stats", py_stats, METH_NOARGS,
      "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path; paths: whether "
      "the hook keeps paths (for tests)."},

@@ -206,6 +206,9 @@ static int is_plumbing(const char *name)
         "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_VARARGS",
         "method_vectorcall_VARARGS_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
         "object_vacall",
+        /* asyncio task frames (libpyperfmap/tasks.h) */
+        "pyperfmap_eval_tasks", "pyperfmap_eval_path_tasks", "pyperfmap_coroutine_eval",
+        "pyperfmap_next_task_frame",
     };
     static const char *const prefix[] = {
         "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
@@ -266,12 +269,14 @@ static int is_launcher(const char *perf_name)
 }
 
 /* "py::qualname:filename" -> "qualname (file.py)"; a package's __init__.py
- * keeps its directory so it still says which package. */
+ * keeps its directory so it still says which package.  "py::[task NAME]",
+ * an asyncio task's frame (libpyperfmap/tasks.h), has no file: the name may
+ * hold a colon. */
 static const char *python_display(struct symbols *sy, const char *perf_name)
 {
     const char *q = perf_name + 4, *colon = strchr(q, ':');
     char buf[1024];
-    if (!colon)
+    if (!colon || strncmp(q, "[task ", 6) == 0)
         return tidy(sy, q, 1);
     const char *file = colon + 1, *base = path_basename(file);
     if ((!strcmp(base, "__init__.py") || !strcmp(base, "__main__.py")) && base > file + 1) {
