@@ -281,11 +281,16 @@ class Markers(unittest.TestCase):
         lib = extension(python)
         group = "pymarkers_%d" % os.getpid()
         data = os.path.join(self.dir, "perf.data")
+        # A build-id cache of its own: the user's may name other copies of
+        # the same build, since deleted, which perf probe -a would probe too.
+        home = dict(os.environ, HOME=os.path.join(self.dir, "home"))
         try:
-            subprocess.run(["perf", "buildid-cache", "--add", lib], check=True)
+            subprocess.run(["perf", "buildid-cache", "--add", lib], check=True, env=home)
             d = subprocess.run(["perf", "probe", "-n", "-v", "-x", lib, "%sdt_python:function__entry"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True).stdout
-            subprocess.run(["perf", "probe", "-q", "-x", lib, "-a", "sdt_python:function__entry"], check=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                               env=home).stdout
+            subprocess.run(["perf", "probe", "-q", "-x", lib, "-a", "sdt_python:function__entry"], check=True,
+                           env=home)
             m = re.search(r"^Writing event: p:\S+ (\S+) arg1=(\S+):u64 arg2=(\S+):u64 arg3=(\S+) ", d, re.M)
             self.assertTrue(m, d)
             # os.write: a Python file in append mode seeks, which tracefs refuses

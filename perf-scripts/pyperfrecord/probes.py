@@ -160,16 +160,19 @@ class StaticProbes(AllocProbes):
     def definition(self, path, sdt):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
         or (None, perf's output).  Tried again after caching path anew: the
-        cache is the whole system's, and other perf commands update it."""
+        cache is the whole system's, and other perf commands update it.
+        perf names the file its cache holds for the build id, which may be
+        another copy of the same build, since deleted: the location names
+        path itself (the same build, so the same offsets)."""
         for attempt in range(3):
             if attempt:
                 self.cache(path)
             r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
+            m = re.search(r"^Writing event: p:\S+ \S+(:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
                           r.stdout, re.M)
             if m:
-                return m.group(1), m.group(2).split()
+                return path + m.group(1), m.group(2).split()
         return None, r.stdout
 
     def add(self):
