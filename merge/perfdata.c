@@ -551,6 +551,20 @@ static int record_header(struct perf_reader *r, const u8 *p, u64 off, struct raw
     return 0;
 }
 
+/* At the end of the input: 0, after saying so once when the compressed
+ * data stopped inside a record.  perf 6.1's -z sometimes writes a last
+ * compressed record cut short, with no LOST record: its last samples are
+ * gone, and only this can tell. */
+static int compressed_tail(struct perf_reader *r)
+{
+    if (r->zlen > r->zpos && !r->truncated)
+        warnx_("%s: the compressed data ends inside a record (%zu bytes of it): perf"
+               " lost the last records it wrote", r->path, r->zlen - r->zpos);
+    if (r->zlen > r->zpos)
+        r->truncated = 1;
+    return 0;
+}
+
 /* The next whole record: 1, 0 at the end of the input, -1 on error. */
 static int next_raw(struct perf_reader *r, struct raw *rec)
 {
@@ -575,7 +589,7 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
             return -1;
         }
         if (n == 0)
-            return 0;
+            return compressed_tail(r);
         if (n < 8)
             goto tail;
         if (record_header(r, src_ptr(&r->src), r->src.off, rec) < 0)

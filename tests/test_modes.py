@@ -395,8 +395,14 @@ class Modes(unittest.TestCase):
                     self.assertLess(gil / wall, 0.8, (thread, wall, gil))
 
     def test_syscall_counts_are_exact_and_latencies_add_up(self):
-        folder, _, took = self.record("writes", "syscalls", WRITES)
-        data = folder + "/perf.data"
+        # perf 6.1's -z now and then cuts its last compressed record short,
+        # losing the last writes, which pymerge says: such a recording is
+        # made again (self.merge fails on the warning)
+        for _ in range(3):
+            folder, _, took = self.record("writes", "syscalls", WRITES)
+            data = folder + "/perf.data"
+            if "compressed data ends inside a record" not in run([PYMERGE, data]).stderr:
+                break
         counts = Counter()
         for frames, w in folded(self.merge("--view", "python", data).stdout):
             if frames[-1] == "[syscall write]":
