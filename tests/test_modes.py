@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import textwrap
 import time
 import unittest
 import xml.etree.ElementTree as ET

@@ -2,11 +2,12 @@
 uprobes on the C allocator (alloc, leaks) or on pyperfmap's static probes
 (calls), in a group of this process's own; and perf record's events for
 each mode."""
-import fcntl
 import os
 import re
+import shutil
 import struct
 import subprocess
+import tempfile
 
 from pyperfrecord import die
 
@@ -150,48 +151,41 @@ class StaticProbes(AllocProbes):
     def __init__(self, perf, probes):
         AllocProbes.__init__(self, perf, None, probes)
 
-    def cache(self, path):
+    def cache(self, path, env):
         """perf reads SDT notes from its build-id cache only."""
         r = subprocess.run([self.perf, "buildid-cache", "--add", path], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, universal_newlines=True)
+                           stderr=subprocess.STDOUT, universal_newlines=True, env=env)
         if r.returncode != 0:
             die("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
 
-    def definition(self, path, sdt):
+    def definition(self, path, sdt, env):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
-        or (None, perf's output).  Tried again after caching path anew: the
-        cache is the whole system's, and other perf commands update it.
-        perf names the file its cache holds for the build id, which may be
-        another copy of the same build, since deleted: the location names
-        path itself (the same build, so the same offsets)."""
-        for attempt in range(3):
-            if attempt:
-                self.cache(path)
-            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-            m = re.search(r"^Writing event: p:\S+ \S+(:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
-                          r.stdout, re.M)
-            if m:
-                return path + m.group(1), m.group(2).split()
-        return None, r.stdout
+        or (None, perf's output)."""
+        r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=env)
+        m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
+                      r.stdout, re.M)
+        return (m.group(1), m.group(2).split()) if m else (None, r.stdout)
 
     def add(self):
-        # perf's build-id cache is the user's, and two perf commands adding
-        # one file to it at once fail with EEXIST: recordings side by side
-        # take turns here.
-        cache = os.path.expanduser("~/.debug")
-        os.makedirs(cache, exist_ok=True)
-        with open(os.path.join(cache, ".pyperf-record.lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            self.add_locked()
+        # perf takes SDT definitions from the user's build-id cache, which
+        # names every copy of a build it was given (a deleted pip build of
+        # the same extension makes perf probe fail with ENOENT) and which
+        # two perf commands cannot update at once: a cache of its own
+        # (perf's is $HOME/.debug), for this recording only.
+        home = tempfile.mkdtemp(prefix="pyperf-sdt-")
+        try:
+            self.add_from(dict(os.environ, HOME=home))
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
 
-    def add_locked(self):
+    def add_from(self, env):
         cached = set()
         for path, sdt, event, args in self.probes:
             if path not in cached:
-                self.cache(path)
+                self.cache(path, env)
                 cached.add(path)
-            where, regs = self.definition(path, sdt)
+            where, regs = self.definition(path, sdt, env)
             if where is None or len(regs) != len(args):
                 last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
                 die("%s has no static probe %s (a build without systemtap-sdt-dev's"
