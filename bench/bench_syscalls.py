@@ -17,7 +17,7 @@ EXTRA, repeatable as ';'-separated groups, are pyperf-record options to
 compare, e.g. `-- '--dwarf=2048' '--dwarf=1024;-m;4096'`.  Run as root from
 the top of a clone with `build/` compiled (pymerge and pyperfmap from it).
 """
-import argparse, os, re, shutil, subprocess, sys, tempfile, time
+import argparse, os, re, shutil, subprocess, sys, tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD = os.path.join(TOP, "perf-scripts", "pyperf-record")

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import textwrap
 import unittest
@@ -162,8 +161,8 @@ class AnyCommand(Scratch):
         """
         app = self.script(body, name="app.py")
         self.script(body, name="appmod.py")
-        tool = self.script("#!/usr/bin/env %s\n" % os.path.basename(PYTHON) + textwrap.dedent(body),
-                           name="apptool", mode=0o755)
+        self.script("#!/usr/bin/env %s\n" % os.path.basename(PYTHON) + textwrap.dedent(body),
+                    name="apptool", mode=0o755)
         path = os.path.dirname(PYTHON) + ":" + self.dir + ":" + os.environ["PATH"]
         forms = [[PYTHON, app, "a", "-b"], [PYTHON, "-m", "appmod", "a"],
                  [PYTHON, "-c", textwrap.dedent(body), "a", "--x"], ["apptool", "a"]]

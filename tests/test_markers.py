@@ -13,7 +13,6 @@ program waits for a file that the tracer creates once it is attached
 their header after attaching), or runs under perf record, which opens its
 events before the program starts.
 """
-import glob
 import os
 import re
 import signal

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import textwrap
 import unittest
 
 PYMERGE = os.environ.get("PYMERGE", "pymerge")

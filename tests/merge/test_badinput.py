@@ -19,7 +19,7 @@ import subprocess
 import time
 import unittest
 
-from pmtest import PYMERGE, TIMEOUT, build_fp_program, parse_folded, pymerge, record, tempdir
+from pmtest import PYMERGE, TIMEOUT, build_fp_program, parse_folded, record, tempdir
 
 TMP = None
 FP = Z = PIPE = None
