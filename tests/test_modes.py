@@ -393,15 +393,20 @@ class Modes(unittest.TestCase):
                     self.assertGreater(gil / wall, 0.1, (thread, wall, gil))
                     self.assertLess(gil / wall, 0.8, (thread, wall, gil))
 
-    def test_syscall_counts_are_exact_and_latencies_add_up(self):
-        # perf 6.1's -z now and then cuts its last compressed record short,
-        # losing the last writes, which pymerge says: such a recording is
-        # made again (self.merge fails on the warning)
+    def record_writes(self, name):
+        """WRITES recorded in the syscalls mode: (perf.data, seconds).  perf
+        6.1's -z now and then cuts its last compressed record short, losing
+        the last events, which pymerge says (and self.merge fails on): such
+        a recording is made again, at most three times."""
         for _ in range(3):
-            folder, _, took = self.record("writes", "syscalls", WRITES)
+            folder, _, took = self.record(name, "syscalls", WRITES)
             data = folder + "/perf.data"
             if "compressed data ends inside a record" not in run([PYMERGE, data]).stderr:
                 break
+        return data, took
+
+    def test_syscall_counts_are_exact_and_latencies_add_up(self):
+        data, took = self.record_writes("writes")
         counts = Counter()
         for frames, w in folded(self.merge("--view", "python", data).stdout):
             if frames[-1] == "[syscall write]":
@@ -417,8 +422,7 @@ class Modes(unittest.TestCase):
         self.assertLess(sum(lat.values()), took * 1e9)
 
     def test_weight_by_a_tracepoint_field(self):
-        folder, _, _ = self.record("writes2", "syscalls", WRITES)
-        data = folder + "/perf.data"
+        data, _ = self.record_writes("writes2")
         # raw_syscalls:sys_enter's id is the call's number: compare with perf's own decoding
         script = subprocess.run(["perf", "script", "-i", data, "-F", "event,trace"],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -437,8 +441,7 @@ class Modes(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_events_lists_counts_and_fields(self):
-        folder, _, _ = self.record("writes3", "syscalls", WRITES)
-        data = folder + "/perf.data"
+        data, _ = self.record_writes("writes3")
         r = self.merge("--events", data)
         script = subprocess.run(["perf", "script", "-i", data, "-F", "event"], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, universal_newlines=True).stdout

@@ -8,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 
 from pyperfrecord import die
 
@@ -160,12 +161,20 @@ class StaticProbes(AllocProbes):
 
     def definition(self, path, sdt, env):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
-        or (None, perf's output)."""
-        r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=env)
-        m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
-                      r.stdout, re.M)
-        return (m.group(1), m.group(2).split()) if m else (None, r.stdout)
+        or (None, perf's output).  Asked up to three times: perf probe -n
+        fails with EEXIST while another perf has an event of the same SDT
+        name in tracefs (a perf record -e sdt_..., or perf probe -a)."""
+        for attempt in range(3):
+            if attempt:
+                time.sleep(0.5)
+            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                               env=env)
+            m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
+                          r.stdout, re.M)
+            if m:
+                return m.group(1), m.group(2).split()
+        return None, r.stdout
 
     def add(self):
         # perf takes SDT definitions from the user's build-id cache, which
