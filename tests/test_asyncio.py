@@ -95,7 +95,7 @@ CHAINS = {
 
 
 def run(args, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=PYPATH, **(env_extra or {}))
+    env = dict(os.environ, PYTHONPATH=PYPATH, PYPERFMAP_TASKS="1", **(env_extra or {}))
     return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=300)
 
