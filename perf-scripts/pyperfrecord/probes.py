@@ -2,6 +2,8 @@
 uprobes on the C allocator (alloc, leaks) or on pyperfmap's static probes
 (calls), in a group of this process's own; and perf record's events for
 each mode."""
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -13,6 +15,17 @@ import time
 from pyperfrecord import die
 
 TRACEFS = "/sys/kernel/tracing"
+
+
+@contextlib.contextmanager
+def probes_lock():
+    """One recording at a time adds or removes probes: perf probe reads the
+    system's whole list of events, and one that another perf probe -d
+    removes meanwhile made perf probe -n fail (ENOENT, EEXIST) when
+    recordings ran side by side."""
+    with open("/tmp/.pyperf-record-probes.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 # Tracepoints are recorded at every event (no -F: pairing needs them all),
 # with buffers big enough for bursts of DWARF stacks: an interpreter's start
 # and 1000 write(2) calls in a row, with 32 KiB stacks, are ~64 MB of samples
@@ -133,8 +146,9 @@ class AllocProbes:
 
     def remove(self):
         if self.events:
-            subprocess.run([self.perf, "probe", "-q", "-d", self.group + ":*"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with probes_lock():
+                subprocess.run([self.perf, "probe", "-q", "-d", self.group + ":*"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.events = []
 
 
@@ -161,12 +175,12 @@ class StaticProbes(AllocProbes):
 
     def definition(self, path, sdt, env):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
-        or (None, perf's output).  Asked up to three times: perf probe -n
-        fails with EEXIST while another perf has an event of the same SDT
-        name in tracefs (a perf record -e sdt_..., or perf probe -a)."""
-        for attempt in range(3):
+        or (None, perf's output).  Asked up to five times, a second apart:
+        perf probe -n reads every event of the system, which other tools
+        may add and remove meanwhile."""
+        for attempt in range(5):
             if attempt:
-                time.sleep(0.5)
+                time.sleep(1)
             r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                env=env)
@@ -184,7 +198,8 @@ class StaticProbes(AllocProbes):
         # (perf's is $HOME/.debug), for this recording only.
         home = tempfile.mkdtemp(prefix="pyperf-sdt-")
         try:
-            self.add_from(dict(os.environ, HOME=home))
+            with probes_lock():
+                self.add_from(dict(os.environ, HOME=home))
         finally:
             shutil.rmtree(home, ignore_errors=True)
 
