@@ -175,13 +175,15 @@ class StaticProbes(AllocProbes):
 
     def definition(self, path, sdt, env):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
-        or (None, perf's output).  Asked up to five times, a second apart:
-        perf probe -n reads every event of the system, which other tools
-        may add and remove meanwhile."""
+        or (None, perf's output).  -f: perf refuses a dry run (EEXIST)
+        while any event of the system has the SDT event's name, which
+        another tool may have made (perf probe -a sdt_...).  Asked up to
+        five times, a second apart: perf probe -n reads every event of the
+        system, which other tools may add and remove meanwhile."""
         for attempt in range(5):
             if attempt:
                 time.sleep(1)
-            r = subprocess.run([self.perf, "probe", "-n", "-v", "-x", path, "%sdt_" + sdt],
+            r = subprocess.run([self.perf, "probe", "-n", "-f", "-v", "-x", path, "%sdt_" + sdt],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                env=env)
             m = re.search(r"^Writing event: p:\S+ (\S+:0x[0-9a-f]+\(0x[0-9a-f]+\))((?: arg\d+=\S+)*)$",
