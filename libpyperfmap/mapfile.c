@@ -108,9 +108,18 @@ static int create(void)
         return fail(mf.dir);
     }
     int fd = open(mf.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    /* PIDs are reused, and /tmp is sticky: an earlier process of another
+     * user may have left its map at our name, which we may not replace. */
+    if (fd < 0 && errno == EACCES && lstat(mf.path, &st) == 0 && st.st_uid != geteuid()) {
+        snprintf(mf.error, sizeof mf.error,
+                 "%s: belongs to another user (left by an earlier process with this PID)",
+                 mf.path);
+        errno = EACCES;
+        return -1;
+    }
     if (fd < 0)
         return fail(mf.path);
-    struct stat st;
     if (fstat(fd, &st) != 0) {
         fail(mf.path);
         close(fd);

@@ -226,12 +226,12 @@ class Record(unittest.TestCase):
                 self.assertFalse(os.path.exists(os.path.join(self.dir, "a")), args)
                 self.assertEqual(os.listdir(kept), ["notes.txt"], args)
 
-    def as_nobody(self, args, **kw):
+    def as_nobody(self, args, background=False, **kw):
         """args run as nobody (no groups), with a home of its own (perf
         keeps its build-id cache there) and a copy of the build it can
         read wherever the tree is (self.record, self.pymerge, pyperfmap);
         the perf maps its Python processes leave in /tmp are removed
-        after the test."""
+        after the test.  In the background, a Popen with stderr piped."""
         home = os.path.join(self.dir, "home")
         if not os.path.isdir(home):
             os.chmod(self.dir, 0o755)
@@ -242,8 +242,12 @@ class Record(unittest.TestCase):
             shutil.copytree(SCRIPTS, os.path.join(self.dir, "scripts"))
             self.record = os.path.join(self.dir, "scripts", "pyperf-record")
             self.pymerge = shutil.copy(shutil.which("pymerge"), self.dir)
-        return run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + args,
-                   env={"HOME": home, "PYTHONPATH": os.path.join(self.dir, "lib")}, **kw)
+        args = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + args
+        env = {"HOME": home, "PYTHONPATH": os.path.join(self.dir, "lib")}
+        if background:
+            return subprocess.Popen(args, env=dict(os.environ, **env), stderr=subprocess.PIPE,
+                                    universal_newlines=True)
+        return run(args, env=env, **kw)
 
     @staticmethod
     def remove_maps_of(uid, since):
@@ -296,6 +300,86 @@ class Record(unittest.TestCase):
                      if ";outer (app.py);middle (app.py);leaf (app.py)" in l)
         total = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines())
         self.assertGreater(python, total / 2, folded.stdout[:3000])
+
+    def plant_map(self, pid, mode=0o600, mtime=None):
+        """A perf map at pid's name, as an earlier process of that PID
+        would have left it; removed after the test."""
+        path = "/tmp/perf-%d.map" % pid
+        with open(path, "w") as f:
+            f.write("1000 10 stale_function_of_an_earlier_process\n")
+        os.chmod(path, mode)
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
+        self.addCleanup(os.unlink, path)
+
+    def test_stale_map_left_out(self):
+        """PIDs are reused: a map older than the recording, left by an
+        earlier process with the recorded PID, is not copied into the
+        folder (its names would be wrong), and pyperf-record says so."""
+        out = os.path.join(self.dir, "rec")
+        pidfile, go = os.path.join(self.dir, "pid"), os.path.join(self.dir, "go")
+        # the shell's PID is the busy loop's: it waits for the planted map, then execs
+        prog = ("echo $$ > %s; while [ ! -e %s ]; do sleep 0.01; done; "
+                "exec perl -e '$t = time + 1; 1 while time < $t'" % (pidfile, go))
+        rec = subprocess.Popen([sys.executable, RECORD, "-o", out, "--", PYTHON, self.launcher(prog)],
+                               env=dict(os.environ, PYTHONPATH=PYPATH), stderr=subprocess.PIPE,
+                               universal_newlines=True)
+        pid = self.wait_pid(pidfile, rec)
+        self.plant_map(pid, mode=0o644, mtime=time.time() - 3600)
+        open(go, "w").close()
+        err = rec.communicate(timeout=120)[1]
+        self.assertEqual(rec.returncode, 0, err)
+        self.assertIn("is older than this recording", err)
+        self.assertNotIn("perf-%d.map" % pid, os.listdir(out), err)
+
+    def launcher(self, shell):
+        """A Python program (what pyperf-record records) that runs the
+        shell command in a child and exits with its status."""
+        return self.script("import subprocess, sys\nsys.exit(subprocess.call(['sh', '-c', %r]))\n" % shell,
+                           name="launcher.py")
+
+    def wait_pid(self, pidfile, proc):
+        start = time.monotonic()
+        while not self.read(pidfile).endswith("\n"):
+            self.assertIsNone(proc.poll(), "the recording ended early")
+            self.assertLess(time.monotonic() - start, 60)
+            time.sleep(0.01)
+        return int(self.read(pidfile))
+
+    @staticmethod
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    @unittest.skipUnless(shutil.which("setpriv") and os.geteuid() == 0, "needs root and setpriv")
+    def test_other_users_map_at_the_pid(self):
+        """An ordinary user's Python process whose PID has a map of root's
+        in /tmp cannot write its own: pyperfmap warns once and the program
+        runs on; pyperf-record leaves that map out with a warning, records,
+        and exits 0."""
+        self.paranoid(2)
+        self.as_nobody(["true"])
+        app = self.script(NESTED + "outer(2000000)\n")
+        os.chmod(app, 0o644)
+        out = os.path.join(self.dir, "home", "rec")
+        pidfile, go = os.path.join(self.dir, "home", "pid"), os.path.join(self.dir, "home", "go")
+        prog = "echo $$ > %s; while [ ! -e %s ]; do sleep 0.01; done; exec /usr/bin/python3 %s" % (
+            pidfile, go, app)
+        launcher = self.launcher(prog)
+        os.chmod(launcher, 0o644)
+        rec = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", launcher],
+                             background=True)
+        pid = self.wait_pid(pidfile, rec)
+        self.plant_map(pid)
+        open(go, "w").close()
+        err = rec.communicate(timeout=120)[1]
+        self.assertEqual(rec.returncode, 0, err)
+        self.assertIn("belongs to another user", err)
+        self.assertIn("Permission denied (an earlier process of another user?)", err)
+        self.assertNotIn("perf-%d.map" % pid, os.listdir(out), err)
 
     @unittest.skipUnless(shutil.which("setpriv") and os.geteuid() == 0, "needs root and setpriv")
     def test_refused_only_where_perf_cannot_record(self):

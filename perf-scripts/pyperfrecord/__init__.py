@@ -15,6 +15,10 @@ import sys
 PROG = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "pyperf-record"
 
 
+def warn(msg):
+    sys.stderr.write("%s: warning: %s\n" % (PROG, msg))
+
+
 def die(msg, code=2):
     sys.stderr.write("%s: %s\n" % (PROG, msg))
     sys.exit(code)

@@ -9,6 +9,7 @@ import sys
 import time
 
 from pyperfrecord.archive import archive_objects, save_kallsyms
+from pyperfrecord import warn
 from pyperfrecord.procs import descendants, map_of, sampled_pids
 
 
@@ -48,6 +49,31 @@ def prepare(out):
     return os.path.join(out, "perf.data")
 
 
+def copy_map(src, dst, since):
+    """Copies the perf map src to dst; True if it did.  A map that is not
+    this recording's is left out with a warning: PIDs are reused, and an
+    earlier process with the same PID, perhaps another user's, may have
+    left its map behind.  Since is when the recorded program started (None
+    with -p, whose process may have written its map before)."""
+    try:
+        f = open(src, "rb")
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        warn("%s: %s (an earlier process of another user?); its Python functions stay unnamed"
+             % (src, e.strerror))
+        return False
+    with f:
+        # file times tick coarser than time.time(): a second's slack
+        if since is not None and os.fstat(f.fileno()).st_mtime < since - 1:
+            warn("%s is older than this recording (an earlier process with the same PID"
+                 " left it); leaving it out" % src)
+            return False
+        with open(dst, "wb") as o:
+            shutil.copyfileobj(f, o)
+    return True
+
+
 def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
     """Copies the perf maps of the processes sampled in data (pid's
     descendants too, for -p), kallsyms and, with archive, the DSOs into out,
@@ -60,8 +86,7 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         src, dst = map_of(p), "perf-%d.map" % p  # named by the host's PID, as perf.data has it
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
-        elif os.path.exists(src):
-            shutil.copyfile(src, os.path.join(out, dst))
+        elif copy_map(src, os.path.join(out, dst), None if pid is not None else started):
             maps.append(dst)
     if boxes:
         boxes.close()
