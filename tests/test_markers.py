@@ -20,6 +20,7 @@ import subprocess
 import sys
 import shutil
 import tempfile
+import threading
 import time
 import unittest
 from collections import Counter
@@ -223,32 +224,62 @@ class Markers(unittest.TestCase):
             self.assertNotIn((f,), maps.get("own", {}), out)
 
     def bcc(self, tool, python, linger, env=ENV):
-        """bcc's tool -l python PID over the program; its output.  uflow
-        opens its event buffer after printing its header: the counted calls
-        start once it has shown a call of ping()."""
+        """bcc's tool -l python PID over the program: its output, or None
+        when it did not show that it was attached (it aborted, or its
+        header came but not the sync call).  uflow opens its event buffer
+        after printing its header: the counted calls start once it has
+        shown a call of ping()."""
         pinged = os.path.join(self.dir, "pinged")
+        if os.path.exists(pinged):
+            os.unlink(pinged)
         prog = self.start_program(python, linger, *[pinged] * (tool == "uflow"), env=env)
         t = self.start(["/usr/sbin/" + tool, "-l", "python", str(prog.pid)], env=dict(ENV, PYTHONUNBUFFERED="1"),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        out = [t.stdout.readline()]
-        self.assertIn(" process %d" % prog.pid, out[0])
-        open(self.go, "w").close()
-        while tool == "uflow" and not out[-1].rstrip().endswith("-> %s.ping" % self.script):
-            out.append(t.stdout.readline())
-            self.assertTrue(out[-1], "".join(out))
-        open(pinged, "w").close()
-        self.assertEqual(prog.wait(timeout=TIMEOUT), 0)
-        t.send_signal(signal.SIGINT)
-        out.append(t.stdout.read())    # not communicate(), which would skip what readline buffered
-        t.wait(timeout=TIMEOUT)
-        return "".join(out)
+        watchdog = threading.Timer(TIMEOUT, t.kill)     # a readline below never blocks for good
+        watchdog.start()
+        try:
+            out = [t.stdout.readline()]
+            if " process %d" % prog.pid in out[0]:
+                open(self.go, "w").close()
+            while tool == "uflow" and out[-1] and not out[-1].rstrip().endswith("-> %s.ping" % self.script):
+                out.append(t.stdout.readline())
+            open(pinged, "w").close()
+            open(self.go, "w").close()
+            self.assertEqual(prog.wait(timeout=TIMEOUT), 0)
+            t.send_signal(signal.SIGINT)
+            out.append(t.stdout.read())    # not communicate(), which would skip what readline buffered
+            t.wait(timeout=TIMEOUT)
+        finally:
+            watchdog.cancel()
+        self.bcc_out = "".join(out)
+        attached = " process %d" % prog.pid in out[0] and (tool != "uflow" or "-> %s.ping" % self.script in out[-2])
+        return self.bcc_out if attached else None
+
+    def attempts(self, run, want):
+        """run()'s result, run up to three times until it is want.  bcc
+        0.26 on this 2-core machine kind misses the first events after its
+        header in about one run of ten (2 of 21 measured: all calls missed,
+        or none until mid-program) and has aborted once in its USDT code;
+        a defect of ours fails every attempt."""
+        for n in range(3):
+            got = run()
+            if got == want:
+                return got
+            sys.stderr.write("bcc attempt %d: %r, not %r; output:\n%s\n" % (n + 1, got, want, self.bcc_out))
+        return got
 
     def ucalls(self, python, env=ENV):
         """{function of the program: calls} that ucalls counted."""
-        out = self.bcc("ucalls", python, 0, env)
+        out = self.bcc("ucalls", python, 0, env) or ""
         counts = {m.group(1): int(m.group(2)) for m in
                   re.finditer(r"^%s\.(\w+)\s+(\d+)$" % re.escape(self.script), out, re.M)}
-        return {f: counts.get(f) for f in CALLS}
+        return {f: counts.get(f) for f in CALLS} if out else None
+
+    def uflow(self, python):
+        """{(arrow, function): times} that uflow showed."""
+        out = self.bcc("uflow", python, 1)
+        return {(arrow, f): len(re.findall(r"%s %s\.%s *$" % (arrow, re.escape(self.script), f), out, re.M))
+                for f in CALLS for arrow in ("->", "<-")} if out else None
 
     def test_system_python_bcc_always(self):
         """bcc raises only the interpreter's own semaphore on Debian's
@@ -257,19 +288,18 @@ class Markers(unittest.TestCase):
         ucalls counts every call."""
         if not SYSTEM_PYTHON:
             self.skipTest("no Debian python3 with python3-dev")
-        self.assertEqual(self.ucalls(SYSTEM_PYTHON), dict.fromkeys(CALLS))
-        self.assertEqual(self.ucalls(SYSTEM_PYTHON, dict(ENV, PYPERFMAP_MARKERS="always")), CALLS)
+        want = dict.fromkeys(CALLS)
+        self.assertEqual(self.attempts(lambda: self.ucalls(SYSTEM_PYTHON), want), want, self.bcc_out)
+        always = dict(ENV, PYPERFMAP_MARKERS="always")
+        self.assertEqual(self.attempts(lambda: self.ucalls(SYSTEM_PYTHON, always), CALLS), CALLS, self.bcc_out)
 
     def test_bcc_ucalls_and_uflow(self):
         """ucalls counts each function as called; uflow shows each call and
         return (Debian's bpfcc-tools, by process ID only)."""
         python = PYTHONS[-1]
-        self.assertEqual(self.ucalls(python), CALLS)
-        out = self.bcc("uflow", python, 1)
-        for f, n in CALLS.items():
-            for arrow in ("->", "<-"):
-                self.assertEqual(len(re.findall(r"%s %s\.%s *$" % (arrow, re.escape(self.script), f), out, re.M)),
-                                 n, (arrow, f, out))
+        self.assertEqual(self.attempts(lambda: self.ucalls(python), CALLS), CALLS, self.bcc_out)
+        want = {(arrow, f): n for f, n in CALLS.items() for arrow in ("->", "<-")}
+        self.assertEqual(self.attempts(lambda: self.uflow(python), want), want, self.bcc_out)
 
     def test_perf_probe_and_script(self):
         """perf probe's sdt_python events, recorded by perf record and shown
