@@ -254,11 +254,12 @@ class RealPrograms(Stitching):
 
     # The plain hook at the default copy completes only through activations:
     # a sample of a request none of whose samples reached out of it stays
-    # truncated.  Measured on this machine kind beside another CI run:
-    # Django 98.0-98.4% complete (worst gap 2.3 points), 96.4-99.2% under the
-    # sanitizers (3.5 points), numpy 97.97%; quiet runs met 98% and 2 points.
-    # Paths (the tests below, 16 KiB) hold 98% and 3 points loaded.
-    PLAIN = dict(least=0.94, most=0.05)
+    # truncated.  Under a sanitized pyperfmap (PYMERGE_CHILD_PRELOAD) the
+    # program itself changes: the preloaded runtimes' interceptors and
+    # frames sit in its stacks, and fewer samples complete: wider bounds.
+    # Paths (the tests below, 16 KiB) hold 98% and 3 points either way.
+    PLAIN = (dict(least=0.90, most=0.08) if os.environ.get('PYMERGE_CHILD_PRELOAD')
+             else dict(least=0.94, most=0.05))
 
     def test_django(self):
         self.check_program('django', self.django(), **self.PLAIN)
