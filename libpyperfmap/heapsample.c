@@ -54,33 +54,35 @@ static inline void released(void *ptr)
         freed(ptr);
 }
 
+/* p, a new block of size bytes, reported if the sampler takes it. */
+static inline void *taken(void *p, size_t size)
+{
+    uint64_t w;
+    if (p && sampler_take(size, &w))
+        sampled_python_alloc(p, size, w);
+    return p;
+}
+
 static void *hs_malloc(void *ctx, size_t size)
 {
     PyMemAllocatorEx *a = ctx;
-    uint64_t w;
     if (inside)
         return a->malloc(a->ctx, size);
     inside = 1;
     void *p = a->malloc(a->ctx, size);
     inside = 0;
-    if (sampler_take(size, &w))
-        sampled_python_alloc(p, size, w);
-    return p;
+    return taken(p, size);
 }
 
 static void *hs_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     PyMemAllocatorEx *a = ctx;
-    uint64_t w;
     if (inside)
         return a->calloc(a->ctx, nelem, elsize);
     inside = 1;
     void *p = a->calloc(a->ctx, nelem, elsize);
     inside = 0;
-    /* a product that overflows failed above */
-    if (p && sampler_take(nelem * elsize, &w))
-        sampled_python_alloc(p, nelem * elsize, w);
-    return p;
+    return taken(p, nelem * elsize);    /* a product that overflows failed above */
 }
 
 /* A block that moves or grows is the old one freed and a new one allocated,
@@ -88,7 +90,6 @@ static void *hs_calloc(void *ctx, size_t nelem, size_t elsize)
 static void *hs_realloc(void *ctx, void *ptr, size_t size)
 {
     PyMemAllocatorEx *a = ctx;
-    uint64_t w;
     if (inside)
         return a->realloc(a->ctx, ptr, size);
     inside = 1;
@@ -97,9 +98,7 @@ static void *hs_realloc(void *ctx, void *ptr, size_t size)
     if (!p)
         return p;               /* ptr is still there */
     released(ptr);
-    if (sampler_take(size, &w))
-        sampled_python_alloc(p, size, w);
-    return p;
+    return taken(p, size);
 }
 
 static void hs_free(void *ctx, void *ptr)
