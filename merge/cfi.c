@@ -49,19 +49,16 @@ struct cfi {
 /* What by_off holds for an offset without CFI. */
 static const struct cfi_rule no_rule;
 
-/* Everything but opening: c->elf is set.  0, or -1 with err filled. */
-static int cfi_init(struct cfi *c, const char *what, char *err, size_t errlen)
+/* Everything but opening: c->elf is set.  0, or -ENOEXEC for what libelf
+ * cannot read as an ELF file. */
+static int cfi_init(struct cfi *c)
 {
     GElf_Ehdr eh;
-    if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
-        snprintf(err, errlen, "%s: not an ELF file", what);
-        return -1;
-    }
+    if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
+        return -ENOEXEC;
     c->image = (const uint8_t *)elf_rawfile(c->elf, &c->image_size);
-    if (!c->image || !gelf_getehdr(c->elf, &eh)) {
-        snprintf(err, errlen, "%s: bad ELF file: %s", what, elf_errmsg(-1));
-        return -1;
-    }
+    if (!c->image || !gelf_getehdr(c->elf, &eh))
+        return -ENOEXEC;
     c->nloads = elf_loads__read(c->elf, &c->loads);
     c->entry = eh.e_entry;
     /* Either may be missing; a file with neither just has no rules. */
@@ -82,31 +79,34 @@ static struct cfi *cfi_alloc(void)
     return c;
 }
 
-struct cfi *cfi__new(const char *path, char *err, size_t errlen)
+/* c once cfi_init has run; NULL with errno set, and c freed, if it failed. */
+static struct cfi *cfi_ready(struct cfi *c, int err)
 {
-    struct cfi *c = cfi_alloc();
-    c->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (c->fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        goto fail;
-    }
-    c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
-    if (cfi_init(c, path, err, errlen) == 0)
+    if (err == 0)
+        err = cfi_init(c);
+    if (err == 0)
         return c;
-fail:
     cfi__delete(c);
+    errno = -err;
     return NULL;
 }
 
-struct cfi *cfi__new_image(const void *image, size_t size, char *err, size_t errlen)
+struct cfi *cfi__new(const char *path)
+{
+    struct cfi *c = cfi_alloc();
+    c->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (c->fd < 0)
+        return cfi_ready(c, -errno);
+    c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+    return cfi_ready(c, 0);
+}
+
+struct cfi *cfi__new_image(const void *image, size_t size)
 {
     struct cfi *c = cfi_alloc();
     c->copy = memcpy(xmalloc(size), image, size);  /* libelf wants its own */
     c->elf = elf_memory(c->copy, size);
-    if (cfi_init(c, "ELF image", err, errlen) == 0)
-        return c;
-    cfi__delete(c);
-    return NULL;
+    return cfi_ready(c, 0);
 }
 
 void cfi__delete(struct cfi *c)

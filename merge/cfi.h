@@ -71,14 +71,14 @@ struct cfi_expr {
 struct cfi;
 
 /*
- * Open PATH and prepare to read its CFI.  Returns NULL with a message in
- * err (errlen bytes) when the file cannot be opened or is not ELF; a file
+ * Open PATH and prepare to read its CFI.  Returns NULL with errno set when
+ * the file cannot be opened (open's errno) or is not ELF (ENOEXEC); a file
  * without any CFI is not an error (every lookup then fails).
  * Free with cfi__delete, which accepts NULL.
  */
-struct cfi *cfi__new(const char *path, char *err, size_t errlen);
+struct cfi *cfi__new(const char *path);
 /* The same for an ELF image in memory (such as a vdso), which is copied. */
-struct cfi *cfi__new_image(const void *image, size_t size, char *err, size_t errlen);
+struct cfi *cfi__new_image(const void *image, size_t size);
 void cfi__delete(struct cfi *cfi);
 
 /*

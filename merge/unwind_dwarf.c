@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -43,7 +44,8 @@ struct unwind_dwarf {
     struct idmap cfis;          /* dso key -> struct cfi, or &no_cfi */
     const void *last_dso;       /* consecutive frames often share a file */
     struct cfi *last_cfi;
-    char file_error[512];
+    char *failed;               /* the first file without CFI, and why */
+    int failed_errno;
 };
 
 /* What cfis holds for a file that could not be opened: it is tried once. */
@@ -97,6 +99,7 @@ void unwind_dwarf__delete(struct unwind_dwarf *u)
         if (v != &no_cfi)
             cfi__delete(v);
     idmap__exit(&u->cfis);
+    free(u->failed);
     free(u);
 }
 
@@ -107,14 +110,13 @@ static struct cfi *dso_cfi(struct unwind_dwarf *u, const struct unwind_map *m)
         return u->last_cfi;
     void *v = idmap__get(&u->cfis, (uint64_t)(uintptr_t)m->dso);
     if (!v) {
-        char err[sizeof(u->file_error)];
-        v = m->path ? cfi__new(m->path, err, sizeof(err))
-                    : cfi__new_image(m->image, m->image_size, err, sizeof(err));
-        if (!v) {
-            if (!u->file_error[0])
-                memcpy(u->file_error, err, sizeof(err));
-            v = &no_cfi;
+        v = m->path ? cfi__new(m->path) : cfi__new_image(m->image, m->image_size);
+        if (!v && !u->failed) {
+            u->failed = xstrdup(m->path ? m->path : "ELF image");
+            u->failed_errno = errno;
         }
+        if (!v)
+            v = &no_cfi;
         idmap__put(&u->cfis, (uint64_t)(uintptr_t)m->dso, v);
     }
     u->last_dso = m->dso;
@@ -578,6 +580,7 @@ void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
             sep = ", ";
         }
     fputs(errors ? ")\n" : "\n", f);
-    if (u->file_error[0])
-        fprintf(f, "pymerge: DWARF unwinding: no CFI from %s\n", u->file_error);
+    if (u->failed)
+        fprintf(f, "pymerge: DWARF unwinding: no CFI from %s: %s\n", u->failed,
+                u->failed_errno == ENOEXEC ? "not an ELF file" : strerror(u->failed_errno));
 }

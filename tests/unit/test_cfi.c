@@ -5,9 +5,12 @@
 #include "check.h"
 #include "unwind_dwarf.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char t_plain_pc[], t_rbp_ret[], t_expr_ret[], t_root_ret[], t_bad_pc[];
 extern char t_nocfi_pc[], t_nocfi_ret[];
@@ -56,8 +59,7 @@ static uint64_t off_of(uint64_t a)
 /* The compiled rules, one kind of each. */
 static void rules(void)
 {
-    char err[256];
-    struct cfi *c = cfi__new(exe_path, err, sizeof(err));
+    struct cfi *c = cfi__new(exe_path);
     CHECK(c);
     const struct cfi_rule *r = cfi__rule(c, off_of(addr(t_plain_pc)));
     CHECK(r && r->cfa_reg == CFI_REG_RSP && r->cfa_off == 16);
@@ -182,8 +184,7 @@ static void loader_entry(void)
     uint64_t entry = 0;
     CHECK(fseek(f, 24, SEEK_SET) == 0 && fread(&entry, 8, 1, f) == 1);   /* e_entry */
     fclose(f);
-    char err[256];
-    struct cfi *c = cfi__new(ld, err, sizeof(err));
+    struct cfi *c = cfi__new(ld);
     CHECK(c);
     /* its text is mapped at the file offset equal to its address */
     uint64_t off = entry;
@@ -195,8 +196,26 @@ static void loader_entry(void)
     cfi__delete(c);
 }
 
+/* A file that cannot be read as ELF is NULL with errno: open's own for a
+ * missing one, ENOEXEC for one that is not ELF, in memory too. */
+static void not_elf(void)
+{
+    errno = 0;
+    CHECK(cfi__new("/nonexistent/pymerge-test") == NULL && errno == ENOENT);
+    char path[] = "/tmp/test_cfi.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, "not an ELF file\n", 16) == 16);
+    close(fd);
+    errno = 0;
+    CHECK(cfi__new(path) == NULL && errno == ENOEXEC);
+    unlink(path);
+    errno = 0;
+    CHECK(cfi__new_image("\177ELF", 4) == NULL && errno == ENOEXEC);
+}
+
 int main(void)
 {
+    not_elf();
     find_exe();
     rules();
     walk();
