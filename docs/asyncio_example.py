@@ -2,7 +2,7 @@
 lookups, a report task awaits the handler, and a compressor runs beside
 them; each burns CPU in Python (json) and in native code (zlib, hashlib).
 
-    PYPERFMAP_TASKS=1 pyperf-record -o rec -- python3 docs/asyncio_example.py
+    pyperf-record -o rec -- python3 docs/asyncio_example.py
     pyperf-flamegraph rec -o flame.svg
 """
 import asyncio

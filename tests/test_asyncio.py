@@ -95,7 +95,7 @@ CHAINS = {
 
 
 def run(args, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=PYPATH, PYPERFMAP_TASKS="1", **(env_extra or {}))
+    env = dict(os.environ, PYTHONPATH=PYPATH, **(env_extra or {}))
     return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=300)
 
@@ -129,13 +129,15 @@ class TaskFrames(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def record(self, py, no_accel):
+    def record(self, py, no_accel, tasks="1"):
         script = os.path.join(self.dir, "tasks.py")
         with open(script, "w") as f:
             f.write(PROGRAM)
-        out = os.path.join(self.dir, "rec-%s-%d" % (os.path.basename(py), no_accel))
-        r = run([RECORD, "-F", "999", "-o", out, "--", py, script],
-                {"NO_ACCEL": "1" if no_accel else "0"})
+        out = os.path.join(self.dir, "rec-%s-%d-%s" % (os.path.basename(py), no_accel, tasks))
+        env = {"NO_ACCEL": "1" if no_accel else "0"}
+        if tasks != "1":
+            env["PYPERFMAP_TASKS"] = tasks
+        r = run([RECORD, "-F", "999", "-o", out, "--", py, script], env)
         self.assertEqual(r.returncode, 0, "pyperf-record failed: " + r.stderr)
         return out, json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -175,6 +177,14 @@ class TaskFrames(unittest.TestCase):
                     folder = self.check(py, no_accel)
                     if not no_accel:
                         self.check_mixed(folder)
+
+    def test_switched_off(self):
+        """Task frames are on by default (test_pythons sets nothing);
+        PYPERFMAP_TASKS=0 in the program's environment leaves them out."""
+        folder, _ = self.record(PYTHONS[-1], False, tasks="0")
+        chains, total = task_chains(self.merge(folder, "python"))
+        self.assertGreater(total, 0)
+        self.assertEqual(list(chains), [()], chains)
 
     def check_mixed(self, folder):
         """The mixed view has the accelerator's task_step (or task_step_impl, as

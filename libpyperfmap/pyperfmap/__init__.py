@@ -29,7 +29,7 @@ ALLOC_FREES_ENV = "PYPERFMAP_ALLOC_FREES"
 #: Set to "always": the standard markers fire at every call, traced or not
 #: (docs/markers.md: bcc on an interpreter with markers of its own).
 MARKERS_ENV = "PYPERFMAP_MARKERS"
-#: Set to 1: asyncio task frames (docs/asyncio.md).
+#: Set to 0: no asyncio task frames (docs/asyncio.md).
 TASKS_ENV = "PYPERFMAP_TASKS"
 
 
@@ -49,7 +49,7 @@ def enable(paths=None):
     """
     if paths is None:
         paths = os.environ.get(PATHS_ENV) == "1"
-    _pyperfmap._task_frames(os.environ.get(TASKS_ENV) == "1")
+    _pyperfmap._task_frames(os.environ.get(TASKS_ENV) != "0")
     if os.environ.get(MARKERS_ENV) == "always" and hasattr(_pyperfmap, "_markers_always"):
         _pyperfmap._markers_always(True)
     on = _pyperfmap.enable(os.environ.get(MAP_DIR_ENV) or "/tmp", bool(paths))
