@@ -11,13 +11,10 @@
 
 int events__list(const char *path, FILE *out)
 {
-    char err[400];
     const char *shown = strcmp(path, "-") ? path : "<stdin>";
-    struct perf_reader *r = perf_reader__open(path, err, sizeof err);
-    if (!r) {
-        warnx_("%s: %s", shown, err);
+    struct perf_reader *r = perf_reader__open(path);     /* says why it fails */
+    if (!r)
         return -EINVAL;
-    }
     u64 *count = NULL;
     size_t cap = 0;
     struct pd_event ev;
@@ -33,7 +30,6 @@ int events__list(const char *path, FILE *out)
         count[i]++;
     }
     if (k < 0) {
-        warnx_("%s: %s", shown, perf_reader__error(r));
         free(count);
         perf_reader__delete(r);
         return -EINVAL;

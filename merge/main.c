@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,26 +172,31 @@ static const char usage[] =
     "2 unreadable or corrupt input, or no stacks to draw (nothing is written, in\n"
     "any format), 3 diff --fail-above exceeded.\n";
 
-enum { O_EVENTS = 254, O_MODE = 255, O_VIEW = 256, O_NO_LEAF, O_PID, O_TID, O_NO_KERNEL, O_ANNOTATE, O_EVENT,
-       O_WEIGHT, O_KALLSYMS, O_MAP_DIR, O_FORMAT, O_INPUT, O_TITLE, O_WIDTH, O_INVERTED,
-       O_TOP, O_FAIL_ABOVE, O_ONLY, O_INSIDE, O_NO_STITCH, O_DWARF_COPY,
-       O_LABEL, O_LABEL_FRAMES, O_AT, O_INTERVAL };
+/* The commands; an option row names the ones that take it. */
+enum cmd { CMD_FOLD = 1, CMD_DIFF = 2, CMD_MERGE = 4, CMD_ANY = 7 };
 
 struct cli {
+    enum cmd cmd;
     struct pipeline_opts o;
     struct write_opts w;
     const struct writer *writer;    /* NULL for diff's table */
     enum input_kind input;
     const char *output;
     size_t top;
-    double fail_above;   /* < 0: no gate */
+    double fail_above;              /* < 0: no gate */
+    double interval;                /* live: seconds between snapshots */
+    int list_events, label_frames, format_set, help;
+    regex_t only, inside;
+    struct merge_input *in;         /* merge: inputs in order, each with its --label */
+    size_t n_in;
+    const char *label;              /* merge: the --label for the next input */
 };
 
 static FILE *open_output(const char *path)
 {
     FILE *f = path ? fopen(path, "w") : stdout;
     if (!f)
-        fprintf(stderr, "pymerge: %s: %s\n", path, strerror(errno));
+        warnx_("%s: %s", path, strerror(errno));
     return f;
 }
 
@@ -201,8 +207,7 @@ static int close_output(FILE *f, const char *path, int ret)
     int bad = ret == -EIO || ferror(f);
     bad |= fclose(f) != 0;
     if (bad) {
-        fprintf(stderr, "pymerge: %s: write error: %s\n", path ? path : "<stdout>",
-                strerror(errno ? errno : EIO));
+        warnx_("%s: write error: %s", path ? path : "<stdout>", strerror(errno ? errno : EIO));
         return 2;
     }
     return ret < 0 ? 2 : 0;
@@ -213,7 +218,7 @@ static int close_output(FILE *f, const char *path, int ret)
 static int no_stacks(int ret, const char *name)
 {
     if (ret == -ENODATA)
-        fprintf(stderr, "pymerge: %s: no stacks to draw\n", name);
+        warnx_("%s: no stacks to draw", name);
     return ret;
 }
 
@@ -224,52 +229,78 @@ static int empty(const struct profile *p, const char *name)
     return !writer__has_stacks(p) && no_stacks(-ENODATA, name);
 }
 
+/* The --fail-above gate: 3 when a function's self or total share grew by
+ * more than the limit (the first such function, by change, named), else 0. */
+static int gate(const struct diff_row *rows, size_t n, double limit)
+{
+    for (size_t i = 0; limit >= 0 && i < n; i++) {
+        double grew_self = rows[i].self[1] - rows[i].self[0];
+        double grew_total = rows[i].total[1] - rows[i].total[0];
+        double grew = grew_self > grew_total ? grew_self : grew_total;
+        if (grew > limit) {
+            warnx_("diff: %s grew by %.2f points of the total (limit %.2f)", rows[i].name, grew,
+                   limit);
+            return 3;
+        }
+    }
+    return 0;
+}
+
+/* Writes the table or the differential graph of base -> cur. */
+static int write_diff(struct cli *c, const struct diff_row *rows, size_t n,
+                      const struct profile *base, const struct profile *cur, const char *new_path)
+{
+    FILE *out = open_output(c->output);
+    if (!out)
+        return 2;
+    errno = 0;
+    int ret;
+    if (!c->writer) {
+        ret = diff__write_table(out, rows, n, c->top);
+    } else {
+        c->w.svg.base = base;
+        if (!c->w.svg.title)
+            c->w.svg.title = "Differential Flame Graph";
+        ret = no_stacks(out_svg__write(out, cur, &c->w.svg), new_path);
+    }
+    return close_output(out, c->output, ret);
+}
+
 /* Loads both profiles, writes the table or the differential graph, and
  * applies the --fail-above gate. */
 static int run_diff(struct cli *c, const char *base_path, const char *new_path)
 {
-    struct profile *base, *cur;
-    if (input__load(&base, base_path, c->input, &c->o) < 0)
-        return 2;
-    if (input__load(&cur, new_path, c->input, &c->o) < 0) {
-        profile__delete(base);
-        return 2;
-    }
-    if (empty(base, base_path) || empty(cur, new_path)) {
-        profile__delete(base);
-        profile__delete(cur);
-        return 2;
-    }
+    struct profile *base = NULL, *cur = NULL;
+    int ret = 2;
+    if (input__load(&base, base_path, c->input, &c->o) < 0 ||
+        input__load(&cur, new_path, c->input, &c->o) < 0 ||
+        empty(base, base_path) || empty(cur, new_path))
+        goto out;
     size_t n;
     struct diff_row *rows = diff__rows(base, cur, &n);
-    FILE *out = open_output(c->output);
-    int ret = 2;
-    if (out) {
-        errno = 0;
-        if (!c->writer) {
-            ret = diff__write_table(out, rows, n, c->top);
-        } else {
-            c->w.svg.base = base;
-            if (!c->w.svg.title)
-                c->w.svg.title = "Differential Flame Graph";
-            ret = no_stacks(out_svg__write(out, cur, &c->w.svg), new_path);
-        }
-        ret = close_output(out, c->output, ret);
-    }
-    for (size_t i = 0; ret == 0 && c->fail_above >= 0 && i < n; i++) {
-        double grew_self = rows[i].self[1] - rows[i].self[0];
-        double grew_total = rows[i].total[1] - rows[i].total[0];
-        double grew = grew_self > grew_total ? grew_self : grew_total;
-        if (grew > c->fail_above) {
-            fprintf(stderr, "pymerge: diff: %s grew by %.2f points of the total (limit %.2f)\n",
-                    rows[i].name, grew, c->fail_above);
-            ret = 3;
-        }
-    }
+    ret = write_diff(c, rows, n, base, cur, new_path);
+    if (ret == 0)
+        ret = gate(rows, n, c->fail_above);
     diff__free_rows(rows, n);
+out:
     profile__delete(base);
     profile__delete(cur);
     return ret;
+}
+
+/* p (from name) through the chosen writer; p is deleted. */
+static int write_profile(struct cli *c, struct profile *p, const char *name, const char *shown)
+{
+    FILE *out = empty(p, name) ? NULL : open_output(c->output);
+    if (!out) {
+        profile__delete(p);
+        return 2;
+    }
+    c->w.name = shown;
+    errno = 0;
+    int ret = no_stacks(c->writer->write(out, p, &c->w), name);
+    profile__delete(p);
+    return close_output(out, c->output, ret);
 }
 
 /* One input, one writer. */
@@ -279,34 +310,43 @@ static int run_convert(struct cli *c, const char *path)
     c->o.keep_time = c->writer->keep_time;
     if (input__load(&p, path, c->input, &c->o) < 0)
         return 2;
-    FILE *out = empty(p, path) ? NULL : open_output(c->output);
-    if (!out) {
-        profile__delete(p);
-        return 2;
-    }
-    c->w.name = path;
-    errno = 0;
-    int ret = no_stacks(c->writer->write(out, p, &c->w), path);
-    profile__delete(p);
-    return close_output(out, c->output, ret);
+    return write_profile(c, p, path, path);
 }
 
 /* Many inputs summed, one writer. */
-static int run_merge(struct cli *c, const struct merge_input *in, size_t n, int label_frames)
+static int run_merge(struct cli *c)
 {
-    struct merge_opts mo = {c->input, &c->o, label_frames};
+    struct merge_opts mo = {c->input, &c->o, c->label_frames};
     struct profile *p;
-    if (merge__run(&p, in, n, &mo) < 0)
+    if (merge__run(&p, c->in, c->n_in, &mo) < 0)
         return 2;
-    FILE *out = empty(p, "merge") ? NULL : open_output(c->output);
-    if (!out) {
-        profile__delete(p);
+    return write_profile(c, p, "merge", "merged");
+}
+
+/* --format live: snapshots to standard output as the input is read. */
+static int run_live(struct cli *c, const char *path)
+{
+    /* every thread apart, every view of each stack (live.h) */
+    c->o.root = ROOT_TID;
+    c->o.view.view = VIEW_MIXED;
+    c->o.live = c->w.live = live__new(stdout, (uint64_t)(c->interval * 1e9));
+    int ret = run_convert(c, path);
+    live__delete(c->o.live);
+    return ret;
+}
+
+/* --events: the recording's events and their fields. */
+static int run_events(struct cli *c, const char *path)
+{
+    FILE *out = open_output(c->output);
+    if (!out)
+        return 2;
+    errno = 0;
+    int ret = events__list(path, out);
+    if (ret == -EINVAL) {       /* the input's fault, said already: nothing written */
+        fclose(out);
         return 2;
     }
-    c->w.name = "merged";
-    errno = 0;
-    int ret = no_stacks(c->writer->write(out, p, &c->w), "merge");
-    profile__delete(p);
     return close_output(out, c->output, ret);
 }
 
@@ -326,246 +366,431 @@ static const struct writer *writer_for(const char *path)
     return writer__find("folded");
 }
 
-/* --label KEY=VALUE: a key and a value, neither with ',' (the tag list's
- * separator), ';' (folded's, for --label-frames) nor a second '='. */
-static int good_label(const char *s)
+/* ---- options ------------------------------------------------------------ */
+
+/*
+ * One row per option: the commands that take it, what its value may be
+ * (NULL: it takes none; for a choice, the choices say it), and what it
+ * sets.  set returns 0, or -EINVAL for a value outside what arg says;
+ * choice is the value's index in choices (-1 without choices).
+ */
+struct opt {
+    const char *name;
+    char letter;                    /* its one-letter form, or 0 */
+    unsigned cmds;
+    const char *arg;
+    const char *const *choices;     /* NULL-terminated */
+    int (*set)(struct cli *c, const char *arg, int choice);
+};
+
+/* Values parsed whole: *end is the first character not read. */
+static int whole(const char *arg, const char *end)
 {
-    const char *eq = strchr(s, '=');
-    return eq && eq > s && eq[1] && !strchr(eq + 1, '=') && !strchr(s, ',') && !strchr(s, ';');
+    return *arg && !*end;
 }
 
-/* --at end|peak|SECONDS (leaks): when live bytes are counted. */
-static int parse_at(const char *s, struct pipeline_opts *o)
+static int set_output(struct cli *c, const char *arg, int k) { (void)k; c->output = arg; return 0; }
+static int set_verbose(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.verbose = 1; return 0; }
+static int set_help(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->help = 1; return 0; }
+static int set_events(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->list_events = 1; return 0; }
+static int set_no_leaf(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.view.native_leaf = 0; return 0; }
+static int set_tid(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.root = ROOT_TID; return 0; }
+static int set_no_kernel(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.no_kernel = 1; return 0; }
+static int set_no_stitch(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.no_stitch = 1; return 0; }
+static int set_annotate(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->w.annotate = 1; return 0; }
+static int set_inverted(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->w.svg.inverted = 1; return 0; }
+static int set_label_frames(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->label_frames = 1; return 0; }
+static int set_event(struct cli *c, const char *arg, int k) { (void)k; c->o.event = arg; return 0; }
+static int set_weight(struct cli *c, const char *arg, int k) { (void)k; c->o.weight = arg; return 0; }
+static int set_kallsyms(struct cli *c, const char *arg, int k) { (void)k; c->o.kallsyms = arg; return 0; }
+static int set_map_dir(struct cli *c, const char *arg, int k) { (void)k; c->o.map_dir = arg; return 0; }
+static int set_title(struct cli *c, const char *arg, int k) { (void)k; c->w.svg.title = arg; return 0; }
+
+static int set_pid(struct cli *c, const char *arg, int k)
 {
-    char *end;
-    if (!strcmp(s, "end") || !strcmp(s, "peak")) {
-        o->at = *s == 'e' ? AT_END : AT_PEAK;
-        return 0;
-    }
-    errno = 0;
-    double sec = strtod(s, &end);
-    if (end == s || *end || errno || !(sec >= 0) || sec > 1e9) {
-        fprintf(stderr, "pymerge: --at %s: give end, peak or a number of seconds from the"
-                " start of the recording (0 or more)\n", s);
-        return -EINVAL;
-    }
-    o->at = AT_SECONDS;
-    o->at_ns = (uint64_t)(sec * 1e9);
+    (void)arg, (void)k;
+    if (c->o.root != ROOT_TID)      /* --tid says more, in either order */
+        c->o.root = ROOT_PID;
     return 0;
 }
 
+static const char *const views[] = {"native", "mixed", "python", NULL};
+static int set_view(struct cli *c, const char *arg, int k)
+{
+    static const enum view v[] = {VIEW_NATIVE, VIEW_MIXED, VIEW_PYTHON};
+    (void)arg;
+    c->o.view.view = v[k];
+    return 0;
+}
+
+static const char *const modes[] = {"cpu", "offcpu", "wall", "syscalls", "calls", "alloc", "leaks",
+                                    NULL};
+static int set_mode(struct cli *c, const char *arg, int k)
+{
+    static const enum mode m[] = {MODE_CPU, MODE_OFFCPU, MODE_WALL, MODE_SYSCALLS, MODE_CALLS,
+                                  MODE_ALLOC, MODE_LEAKS};
+    (void)arg;
+    c->o.mode = m[k];
+    return 0;
+}
+
+static const char *const inputs[] = {"perf", "folded", "pprof", NULL};
+static int set_input(struct cli *c, const char *arg, int k)
+{
+    static const enum input_kind v[] = {INPUT_PERF, INPUT_FOLDED, INPUT_PPROF};
+    (void)arg;
+    c->input = v[k];
+    return 0;
+}
+
+/* --format: diff has its own two; merge keeps no time order, so it takes
+ * no format that needs one (trace, speedscope). */
+static const char *formats[16], *merge_formats[16];
+static const char *const diff_formats[] = {"svg", "table", NULL};
+static void list_formats(void)
+{
+    const struct writer *w;
+    for (size_t i = 0, m = 0; i + 1 < 16 && (w = writer__at(i)); i++) {
+        formats[i] = w->name;
+        if (!w->keep_time)
+            merge_formats[m++] = w->name;
+    }
+}
+
+static int set_format(struct cli *c, const char *arg, int k)
+{
+    (void)k;
+    c->format_set = 1;
+    c->writer = c->cmd == CMD_DIFF && !strcmp(arg, "table") ? NULL : writer__find(arg);
+    return 0;
+}
+
+/* --at end|peak|SECONDS (leaks): when live bytes are counted. */
+static int set_at(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    if (!strcmp(arg, "end") || !strcmp(arg, "peak")) {
+        c->o.at = *arg == 'e' ? AT_END : AT_PEAK;
+        return 0;
+    }
+    errno = 0;
+    double sec = strtod(arg, &end);
+    if (!whole(arg, end) || errno || !(sec >= 0) || sec > 1e9)
+        return -EINVAL;
+    c->o.at = AT_SECONDS;
+    c->o.at_ns = (uint64_t)(sec * 1e9);
+    return 0;
+}
+
+static int set_width(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->w.svg.width = (int)strtol(arg, &end, 10);
+    return *end || c->w.svg.width < 100 || c->w.svg.width > 100000 ? -EINVAL : 0;
+}
+
+static int set_dwarf_copy(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->o.dwarf_copy = strtoull(arg, &end, 10);
+    return *end || *arg == '-' || c->o.dwarf_copy == 0 ? -EINVAL : 0;
+}
+
+static int set_top(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->top = (size_t)strtoul(arg, &end, 10);
+    return whole(arg, end) ? 0 : -EINVAL;
+}
+
+static int set_interval(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->interval = strtod(arg, &end);
+    return whole(arg, end) && c->interval >= 0.01 && c->interval <= 3600 ? 0 : -EINVAL;
+}
+
+static int set_fail_above(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->fail_above = strtod(arg, &end);
+    return whole(arg, end) && !(c->fail_above < 0) ? 0 : -EINVAL;
+}
+
+/* --only and --inside, each once. */
+static int set_regex(regex_t *re, const regex_t **slot, const char *arg)
+{
+    if (*slot || regcomp(re, arg, REG_EXTENDED | REG_NOSUB) != 0)
+        return -EINVAL;
+    *slot = re;
+    return 0;
+}
+
+static int set_only(struct cli *c, const char *arg, int k)
+{
+    (void)k;
+    return set_regex(&c->only, &c->o.filter.only, arg);
+}
+
+static int set_inside(struct cli *c, const char *arg, int k)
+{
+    (void)k;
+    return set_regex(&c->inside, &c->o.filter.inside, arg);
+}
+
+/* --label KEY=VALUE: a key and a value, neither with ',' (the tag list's
+ * separator), ';' (folded's, for --label-frames) nor a second '=', and one
+ * per input. */
+static int set_label(struct cli *c, const char *arg, int k)
+{
+    const char *eq = strchr(arg, '=');
+    (void)k;
+    if (c->label || !eq || eq == arg || !eq[1] || strchr(eq + 1, '=') || strchr(arg, ',') ||
+        strchr(arg, ';'))
+        return -EINVAL;
+    c->label = arg;
+    return 0;
+}
+
+#define REGEX "an extended regular expression, given once"
+static const struct opt opts[] = {
+    {"output", 'o', CMD_ANY, "a file to write", NULL, set_output},
+    {"view", 0, CMD_ANY, "", views, set_view},
+    {"mode", 0, CMD_ANY, "", modes, set_mode},
+    {"at", 0, CMD_ANY, "end, peak or a number of seconds from the start of the recording"
+                       " (0 or more)", NULL, set_at},
+    {"events", 0, CMD_ANY, NULL, NULL, set_events},
+    {"no-native-leaf", 0, CMD_ANY, NULL, NULL, set_no_leaf},
+    {"pid", 0, CMD_ANY, NULL, NULL, set_pid},
+    {"tid", 0, CMD_ANY, NULL, NULL, set_tid},
+    {"no-kernel", 0, CMD_ANY, NULL, NULL, set_no_kernel},
+    {"no-stitch", 0, CMD_ANY, NULL, NULL, set_no_stitch},
+    {"dwarf-copy", 0, CMD_ANY, "a number of bytes, 1 or more", NULL, set_dwarf_copy},
+    {"annotate", 0, CMD_ANY, NULL, NULL, set_annotate},
+    {"event", 0, CMD_ANY, "an event's name (pymerge --events lists them)", NULL, set_event},
+    {"weight", 0, CMD_ANY, "a value's name", NULL, set_weight},
+    {"kallsyms", 0, CMD_ANY, "a copy of /proc/kallsyms", NULL, set_kallsyms},
+    {"map-dir", 0, CMD_ANY, "a folder of perf-PID.map files", NULL, set_map_dir},
+    {"format", 0, CMD_FOLD, "", formats, set_format},
+    {"format", 0, CMD_DIFF, "", diff_formats, set_format},
+    {"format", 0, CMD_MERGE, "", merge_formats, set_format},
+    {"input", 0, CMD_ANY, "", inputs, set_input},
+    {"title", 0, CMD_ANY, "a title", NULL, set_title},
+    {"width", 0, CMD_ANY, "a width in pixels from 100 to 100000", NULL, set_width},
+    {"inverted", 0, CMD_ANY, NULL, NULL, set_inverted},
+    {"top", 0, CMD_ANY, "a number of rows", NULL, set_top},
+    {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
+    {"only", 0, CMD_ANY, REGEX, NULL, set_only},
+    {"inside", 0, CMD_ANY, REGEX, NULL, set_inside},
+    {"label", 0, CMD_MERGE, "KEY=VALUE, without ',' ';' or a second '=', once before each input",
+     NULL, set_label},
+    {"label-frames", 0, CMD_MERGE, NULL, NULL, set_label_frames},
+    {"interval", 0, CMD_ANY, "a number of seconds from 0.01 to 3600", NULL, set_interval},
+    {"verbose", 'v', CMD_ANY, NULL, NULL, set_verbose},
+    {"help", 'h', CMD_ANY, NULL, NULL, set_help},
+};
+#define N_OPTS (sizeof(opts) / sizeof(*opts))
+#define OPT_KEY 256                 /* getopt's value for row i: OPT_KEY + i */
+
+/* The one printer of usage errors: "pymerge: what is wrong; see pymerge
+ * --help".  Returns 1, the status of bad usage. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    warnx_("%s; see pymerge --help", msg);
+    return 1;
+}
+
+/* What op's value may be, in words: "a, b or c" for choices. */
+static const char *allowed(const struct opt *op, char *buf, size_t size)
+{
+    if (!op->choices)
+        return op->arg;
+    size_t n = 0, at = 0;
+    while (op->choices[n])
+        n++;
+    buf[0] = 0;
+    for (size_t i = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                               op->choices[i]);
+    return buf;
+}
+
+/* The row of op's name that the command takes, or NULL. */
+static const struct opt *row_for(const struct opt *op, enum cmd cmd)
+{
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (!strcmp(opts[i].name, op->name) && (opts[i].cmds & cmd))
+            return &opts[i];
+    return NULL;
+}
+
+/* The index of arg among op's choices, or -1. */
+static int choice_of(const struct opt *op, const char *arg)
+{
+    for (int i = 0; op->choices && op->choices[i]; i++)
+        if (!strcmp(op->choices[i], arg))
+            return i;
+    return -1;
+}
+
+/* Applies option row `first` (getopt's match, the first row of its name)
+ * with arg.  Returns 0, or 1 after saying what is wrong. */
+static int apply(struct cli *c, const struct opt *first, const char *arg)
+{
+    char buf[200];
+    const struct opt *op = row_for(first, c->cmd);
+    if (!op)
+        return usage_error("--%s: only for pymerge merge", first->name);
+    int k = choice_of(op, arg ? arg : "");
+    if ((op->choices && k < 0) || op->set(c, arg, k) < 0)
+        return usage_error("--%s %s: give %s", op->name, arg, allowed(op, buf, sizeof buf));
+    return 0;
+}
+
+/* What getopt could not match (ret '?' or ':'), said in one line. */
+static int getopt_error(struct cli *c, int ret, const char *text)
+{
+    char buf[200];
+    const struct opt *op = optopt >= OPT_KEY ? &opts[optopt - OPT_KEY] : NULL;
+    for (size_t i = 0; !op && optopt && i < N_OPTS; i++)
+        if (opts[i].letter == optopt)
+            op = &opts[i];
+    if (!op && optopt)              /* an unknown letter: argv holds its cluster */
+        return usage_error("-%c: no such option", optopt);
+    if (ret == ':' && op) {
+        const struct opt *row = row_for(op, c->cmd);
+        return usage_error("%s: needs a value: %s", text, allowed(row ? row : op, buf, sizeof buf));
+    }
+    if (op)
+        return usage_error("%s: takes no value", text);
+    return usage_error("%s: no such option (nor the start of just one)", text);
+}
+
+/* Parses argv into c, merge's inputs included.  Returns 0, or 1 after
+ * saying what is wrong. */
+static int parse_options(struct cli *c, int argc, char **argv)
+{
+    struct option longs[N_OPTS + 1];
+    char shorts[3 + 2 * N_OPTS];
+    size_t n = 0, s = 0;
+    if (c->cmd == CMD_MERGE)
+        shorts[s++] = '-';          /* merge: inputs in order, as key 1 */
+    shorts[s++] = ':';              /* a missing value: ':', not '?' */
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (opts[i].letter) {
+            shorts[s++] = opts[i].letter;
+            if (opts[i].arg)
+                shorts[s++] = ':';
+        }
+        if (row_for(&opts[i], CMD_ANY) == &opts[i])         /* one entry per name */
+            longs[n++] = (struct option){opts[i].name, opts[i].arg ? required_argument : no_argument,
+                                         NULL, OPT_KEY + (int)i};
+    }
+    shorts[s] = 0;
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    for (int k; !c->help && (k = getopt_long(argc, argv, shorts, longs, NULL)) != -1;) {
+        const struct opt *op = NULL;
+        for (size_t i = 0; !op && k < OPT_KEY && i < N_OPTS; i++)
+            if (opts[i].letter == k)
+                op = &opts[i];
+        if (k == 1) {
+            c->in[c->n_in++] = (struct merge_input){optarg, c->label};
+            c->label = NULL;
+        } else if (k == '?' || k == ':') {
+            return getopt_error(c, k, argv[optind - 1]);
+        } else if (apply(c, op ? op : &opts[k - OPT_KEY], optarg)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The one exception to "exit statuses are decided in main()": running out
+ * of memory ends the process where it happens (util.h). */
 static void out_of_memory(void)
 {
-    fputs("pymerge: out of memory\n", stderr);
+    warnx_("out of memory");
     exit(2);
+}
+
+/* Runs the parsed command line (its files from argv[optind]): the exit
+ * status. */
+static int run(struct cli *c, int argc, char **argv)
+{
+    int rest = argc - optind;
+    c->w.top = c->top;
+    /* A closed pipe is a write error to report, not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+    if (c->cmd == CMD_MERGE) {
+        if (!c->format_set)
+            c->writer = writer_for(c->output);
+        if (c->label)
+            return usage_error("--label %s: no input follows it", c->label);
+        if (c->n_in == 0)
+            return usage_error("merge: no input to sum");
+        return run_merge(c);
+    }
+    if (c->cmd == CMD_DIFF) {
+        if (rest != 2)
+            return usage_error("diff: give two inputs, BASE and NEW (%d given)", rest);
+        return run_diff(c, argv[optind], argv[optind + 1]);
+    }
+    if (rest > 1)
+        return usage_error("give one input at most (%d given)", rest);
+    const char *path = rest ? argv[optind] : "perf.data";
+    if (c->writer == writer__find("live")) {
+        if (c->output || c->list_events)    /* its snapshots go to standard output as they come */
+            return usage_error("--format live: writes to standard output, without -o or --events");
+        return run_live(c, path);
+    }
+    if (c->list_events)
+        return run_events(c, path);
+    return run_convert(c, path);
 }
 
 int main(int argc, char **argv)
 {
     util__on_oom(out_of_memory);
-    int is_diff = argc > 1 && !strcmp(argv[1], "diff");
-    int is_merge = argc > 1 && !strcmp(argv[1], "merge");
-    if (is_diff || is_merge)
+    enum cmd cmd = argc < 2                    ? CMD_FOLD
+                   : !strcmp(argv[1], "diff")  ? CMD_DIFF
+                   : !strcmp(argv[1], "merge") ? CMD_MERGE
+                                               : CMD_FOLD;
+    if (cmd != CMD_FOLD)
         argc--, argv++;
-    static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"view", required_argument, NULL, O_VIEW},
-        {"mode", required_argument, NULL, O_MODE},
-        {"at", required_argument, NULL, O_AT},
-        {"events", no_argument, NULL, O_EVENTS},
-        {"no-native-leaf", no_argument, NULL, O_NO_LEAF},
-        {"pid", no_argument, NULL, O_PID},
-        {"tid", no_argument, NULL, O_TID},
-        {"no-kernel", no_argument, NULL, O_NO_KERNEL},
-        {"no-stitch", no_argument, NULL, O_NO_STITCH},
-        {"dwarf-copy", required_argument, NULL, O_DWARF_COPY},
-        {"annotate", no_argument, NULL, O_ANNOTATE},
-        {"event", required_argument, NULL, O_EVENT},
-        {"weight", required_argument, NULL, O_WEIGHT},
-        {"kallsyms", required_argument, NULL, O_KALLSYMS},
-        {"map-dir", required_argument, NULL, O_MAP_DIR},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"input", required_argument, NULL, O_INPUT},
-        {"title", required_argument, NULL, O_TITLE},
-        {"width", required_argument, NULL, O_WIDTH},
-        {"inverted", no_argument, NULL, O_INVERTED},
-        {"top", required_argument, NULL, O_TOP},
-        {"fail-above", required_argument, NULL, O_FAIL_ABOVE},
-        {"only", required_argument, NULL, O_ONLY},
-        {"inside", required_argument, NULL, O_INSIDE},
-        {"label", required_argument, NULL, O_LABEL},
-        {"label-frames", no_argument, NULL, O_LABEL_FRAMES},
-        {"interval", required_argument, NULL, O_INTERVAL},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct cli cli = {
+    struct cli c = {
+        .cmd = cmd,
         .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
-        .writer = writer__find(is_diff ? "svg" : "folded"),
-        .input = is_diff || is_merge ? INPUT_AUTO : INPUT_PERF,
+        .writer = writer__find(cmd == CMD_DIFF ? "svg" : "folded"),
+        .input = cmd == CMD_FOLD ? INPUT_PERF : INPUT_AUTO,
         .top = 20,
         .fail_above = -1,
+        .interval = 1,
         .w = {.svg = {.minwidth = 0.1}},
     };
-    struct pipeline_opts *o = &cli.o;   /* the options shared with the pipeline */
-    char *end;
-    int c, list_events = 0, label_frames = 0, format_set = 0;
-    double interval = 1;
-    regex_t only, inside;
-    /* merge: inputs in order, each with the --label before it */
-    struct merge_input *in = is_merge ? xcalloc((size_t)argc, sizeof(*in)) : NULL;
-    size_t n_in = 0;
-    const char *label = NULL;
-
-    /* "-" first: merge's inputs come back in order, as option 1 */
-    while ((c = getopt_long(argc, argv, is_merge ? "-o:vh" : "o:vh", longs, NULL)) != -1) {
-        switch (c) {
-        case 1:
-            in[n_in++] = (struct merge_input){optarg, label};
-            label = NULL;
-            break;
-        case O_LABEL:
-            if (!is_merge || label || !good_label(optarg)) goto bad;
-            label = optarg;
-            break;
-        case O_LABEL_FRAMES:
-            if (!is_merge) goto bad;
-            label_frames = 1;
-            break;
-        case 'o': cli.output = optarg; break;
-        case 'v': o->verbose = 1; break;
-        case 'h': fputs(usage, stdout); free(in); return 0;
-        case O_VIEW:
-            if (!strcmp(optarg, "native")) o->view.view = VIEW_NATIVE;
-            else if (!strcmp(optarg, "mixed")) o->view.view = VIEW_MIXED;
-            else if (!strcmp(optarg, "python")) o->view.view = VIEW_PYTHON;
-            else goto bad;
-            break;
-        case O_EVENTS: list_events = 1; break;
-        case O_MODE:
-            if (!strcmp(optarg, "cpu")) o->mode = MODE_CPU;
-            else if (!strcmp(optarg, "offcpu")) o->mode = MODE_OFFCPU;
-            else if (!strcmp(optarg, "wall")) o->mode = MODE_WALL;
-            else if (!strcmp(optarg, "syscalls")) o->mode = MODE_SYSCALLS;
-            else if (!strcmp(optarg, "calls")) o->mode = MODE_CALLS;
-            else if (!strcmp(optarg, "alloc")) o->mode = MODE_ALLOC;
-            else if (!strcmp(optarg, "leaks")) o->mode = MODE_LEAKS;
-            else goto bad;
-            break;
-        case O_NO_LEAF: o->view.native_leaf = 0; break;
-        case O_PID: if (o->root != ROOT_TID) o->root = ROOT_PID; break;
-        case O_TID: o->root = ROOT_TID; break;
-        case O_NO_KERNEL: o->no_kernel = 1; break;
-        case O_NO_STITCH: o->no_stitch = 1; break;
-        case O_ANNOTATE: cli.w.annotate = 1; break;
-        case O_EVENT: o->event = optarg; break;
-        case O_WEIGHT: o->weight = optarg; break;
-        case O_AT:
-            if (parse_at(optarg, o) < 0)
-                goto bad;
-            break;
-        case O_KALLSYMS: o->kallsyms = optarg; break;
-        case O_MAP_DIR: o->map_dir = optarg; break;
-        case O_FORMAT:
-            format_set = 1;
-            if (is_diff && !strcmp(optarg, "table")) cli.writer = NULL;
-            else if (is_diff && strcmp(optarg, "svg")) goto bad;
-            else if (!(cli.writer = writer__find(optarg))) goto bad;
-            break;
-        case O_INPUT:
-            if (!strcmp(optarg, "perf")) cli.input = INPUT_PERF;
-            else if (!strcmp(optarg, "folded")) cli.input = INPUT_FOLDED;
-            else if (!strcmp(optarg, "pprof")) cli.input = INPUT_PPROF;
-            else goto bad;
-            break;
-        case O_TITLE: cli.w.svg.title = optarg; break;
-        case O_WIDTH:
-            cli.w.svg.width = (int)strtol(optarg, &end, 10);
-            if (*end || cli.w.svg.width < 100 || cli.w.svg.width > 100000)
-                goto bad;
-            break;
-        case O_INVERTED: cli.w.svg.inverted = 1; break;
-        case O_DWARF_COPY:
-            o->dwarf_copy = strtoull(optarg, &end, 10);
-            if (*end || *optarg == '-' || o->dwarf_copy == 0)
-                goto bad;
-            break;
-        case O_TOP:
-            cli.top = (size_t)strtoul(optarg, &end, 10);
-            if (*end || !*optarg)
-                goto bad;
-            break;
-        case O_INTERVAL:
-            interval = strtod(optarg, &end);
-            if (*end || !*optarg || !(interval >= 0.01 && interval <= 3600))
-                goto bad;
-            break;
-        case O_FAIL_ABOVE:
-            cli.fail_above = strtod(optarg, &end);
-            if (*end || !*optarg || cli.fail_above < 0)
-                goto bad;
-            break;
-        case O_ONLY:
-        case O_INSIDE: {
-            regex_t *re = c == O_ONLY ? &only : &inside;
-            const regex_t **slot = c == O_ONLY ? &o->filter.only : &o->filter.inside;
-            if (*slot || regcomp(re, optarg, REG_EXTENDED | REG_NOSUB) != 0) {
-                fprintf(stderr, "pymerge: %s: not an extended regular expression (or given twice)\n",
-                        optarg);
-                free(in);
-                return 1;
-            }
-            *slot = re;
-            break;
-        }
-        default: goto bad;
-        }
-    }
-    cli.w.top = cli.top;
-    /* A closed pipe is a write error to report, not a silent death. */
-    signal(SIGPIPE, SIG_IGN);
-    if (is_merge) {
-        if (!format_set)
-            cli.writer = writer_for(cli.output);
-        if (n_in == 0 || label || !cli.writer || cli.writer->keep_time)
-            goto bad;       /* merge keeps no time order: no trace, no speedscope */
-        int ret = run_merge(&cli, in, n_in, label_frames);
-        free(in);
-        return ret;
-    }
-    free(in);
-    in = NULL;
-    if (is_diff) {
-        if (argc - optind != 2)
-            goto bad;
-        return run_diff(&cli, argv[optind], argv[optind + 1]);
-    }
-    if (argc - optind > 1)
-        goto bad;
-    const char *path = optind < argc ? argv[optind] : "perf.data";
-    if (cli.writer == writer__find("live")) {
-        if (cli.output || list_events)
-            goto bad;       /* its snapshots go to standard output as they come */
-        /* every thread apart, every view of each stack (live.h) */
-        o->root = ROOT_TID;
-        o->view.view = VIEW_MIXED;
-        o->live = cli.w.live = live__new(stdout, (uint64_t)(interval * 1e9));
-        int ret = run_convert(&cli, path);
-        live__delete(o->live);
-        return ret;
-    }
-    if (list_events) {
-        FILE *out = open_output(cli.output);
-        if (!out)
-            return 2;
-        errno = 0;
-        int ret = events__list(path, out);
-        return ret == -EINVAL ? (fclose(out), 2) : close_output(out, cli.output, ret);
-    }
-    return run_convert(&cli, path);
-bad:
-    free(in);
-    fputs("pymerge: bad usage; see pymerge --help\n", stderr);
-    return 1;
+    list_formats();
+    c.in = cmd == CMD_MERGE ? xcalloc((size_t)argc, sizeof(*c.in)) : NULL;
+    int ret = parse_options(&c, argc, argv);
+    if (ret == 0 && c.help)
+        fputs(usage, stdout);
+    else if (ret == 0)
+        ret = run(&c, argc, argv);
+    free(c.in);
+    if (c.o.filter.only)
+        regfree(&c.only);
+    if (c.o.filter.inside)
+        regfree(&c.inside);
+    return ret;
 }

@@ -89,203 +89,255 @@ static int put_gzip(FILE *f, const uint8_t *buf, size_t n)
     return ret;
 }
 
-int out_pprof__write(FILE *f, const struct profile *p)
-{
-    PProfile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
-    struct intern *st = intern__new();
-    size_t nt = profile__n_types(p), ns = profile__n_samples(p);
-    u32 nf = profile__n_frames(p), nth = profile__n_threads(p);
-    char tname[256];
-    int ret;
+/* The profile.proto message as it is built, and every array it points
+ * into: filled one stage at a time, freed in one place (pprof_exit). */
+struct pprof {
+    PProfile pr;
+    struct intern *st;
+    PValueType *types, **type_ptrs;
+    PMapping *maps, **map_ptrs;
+    struct idmap map_by_file;           /* interned file -> mapping id */
+    PFunction *fns, **fn_ptrs;
+    PLocation *locs, **loc_ptrs;
+    PLine *lines, **line_ptrs;
+    size_t *first_label, *n_labels;     /* per thread: where its labels start, how many */
+    PLabel *labels, **label_ptrs;
+    PSample *samples, **sample_ptrs;
+    uint64_t *ids;
+    int64_t *values;
+    char **strs;
+};
 
-    str(st, "");                /* string_table[0] is "" */
-    PValueType *types = xcalloc(nt + 1, sizeof(*types));
-    PValueType **type_ptrs = xcalloc(nt, sizeof(*type_ptrs));
+static void pprof_exit(struct pprof *b)
+{
+    free(b->strs);
+    free(b->values);
+    free(b->ids);
+    free(b->sample_ptrs);
+    free(b->samples);
+    free(b->n_labels);
+    free(b->first_label);
+    free(b->label_ptrs);
+    free(b->labels);
+    idmap__exit(&b->map_by_file);
+    free(b->map_ptrs);
+    free(b->maps);
+    free(b->loc_ptrs);
+    free(b->fn_ptrs);
+    free(b->line_ptrs);
+    free(b->lines);
+    free(b->locs);
+    free(b->fns);
+    free(b->type_ptrs);
+    free(b->types);
+    intern__delete(b->st);
+}
+
+/* The value types, and the weight's as the period and default type. */
+static void add_types(struct pprof *b, const struct profile *p)
+{
+    size_t nt = profile__n_types(p);
+    char tname[256];
+    b->types = xcalloc(nt + 1, sizeof(*b->types));
+    b->type_ptrs = xcalloc(nt, sizeof(*b->type_ptrs));
     for (size_t i = 0; i <= nt; i++) {
         const struct value_type *t = profile__type(p, i < nt ? i : profile__weight(p));
-        perftools__profiles__value_type__init(&types[i]);
-        types[i].type = str(st, memory_name(p, out_pprof__type_name(t, tname, sizeof tname)));
-        types[i].unit = str(st, t->unit);
+        perftools__profiles__value_type__init(&b->types[i]);
+        b->types[i].type = str(b->st, memory_name(p, out_pprof__type_name(t, tname, sizeof tname)));
+        b->types[i].unit = str(b->st, t->unit);
         if (i < nt)
-            type_ptrs[i] = &types[i];
+            b->type_ptrs[i] = &b->types[i];
     }
-    pr.n_sample_type = nt;
-    pr.sample_type = type_ptrs;
-    pr.period_type = &types[nt];        /* the weight type */
-    pr.default_sample_type = types[nt].type;
+    b->pr.n_sample_type = nt;
+    b->pr.sample_type = b->type_ptrs;
+    b->pr.period_type = &b->types[nt];  /* the weight type */
+    b->pr.default_sample_type = b->types[nt].type;
+}
 
-    /* One mapping per DSO that native frames come from, with its build id:
-     * what go tool pprof, Parca and Pyroscope use to find debug info. */
-    PMapping *maps = xcalloc(nf ? nf : 1, sizeof(*maps));
-    PMapping **map_ptrs = xcalloc(nf ? nf : 1, sizeof(*map_ptrs));
-    struct idmap map_by_file;           /* interned file -> mapping id */
-    idmap__init(&map_by_file);
-    size_t nmap = 0;
+/* The id of file's mapping, made on first use: one mapping per DSO that
+ * native frames come from, with its build id, which go tool pprof, Parca
+ * and Pyroscope use to find debug info. */
+static u64 mapping_of(struct pprof *b, const struct profile *p, const char *file)
+{
+    uintptr_t m = (uintptr_t)idmap__get(&b->map_by_file, (u64)(uintptr_t)file);
+    if (m)
+        return m;
+    PMapping *map = &b->maps[b->pr.n_mapping];
+    perftools__profiles__mapping__init(map);
+    m = ++b->pr.n_mapping;
+    map->id = m;
+    map->filename = str(b->st, file);
+    map->build_id = str(b->st, profile__build_id(p, file));
+    map->has_functions = 1;
+    b->map_ptrs[m - 1] = map;
+    idmap__put(&b->map_by_file, (u64)(uintptr_t)file, (void *)m);
+    return m;
+}
 
-    /* One function and one location per frame, both with the frame's id + 1
-     * (pprof's ids start at 1); thread labels are samples' labels instead. */
-    PFunction *fns = xcalloc(nf ? nf : 1, sizeof(*fns));
-    PLocation *locs = xcalloc(nf ? nf : 1, sizeof(*locs));
-    PLine *lines = xcalloc(nf ? nf : 1, sizeof(*lines));
-    PLine **line_ptrs = xcalloc(nf ? nf : 1, sizeof(*line_ptrs));
-    PFunction **fn_ptrs = xcalloc(nf ? nf : 1, sizeof(*fn_ptrs));
-    PLocation **loc_ptrs = xcalloc(nf ? nf : 1, sizeof(*loc_ptrs));
-    size_t nfn = 0;
+/* One function and one location per frame, both with the frame's id + 1
+ * (pprof's ids start at 1); thread labels are samples' labels instead. */
+static void add_functions(struct pprof *b, const struct profile *p)
+{
+    u32 nf = profile__n_frames(p);
+    size_t n = nf ? nf : 1, k = 0;
+    b->maps = xcalloc(n, sizeof(*b->maps));
+    b->map_ptrs = xcalloc(n, sizeof(*b->map_ptrs));
+    b->fns = xcalloc(n, sizeof(*b->fns));
+    b->locs = xcalloc(n, sizeof(*b->locs));
+    b->lines = xcalloc(n, sizeof(*b->lines));
+    b->line_ptrs = xcalloc(n, sizeof(*b->line_ptrs));
+    b->fn_ptrs = xcalloc(n, sizeof(*b->fn_ptrs));
+    b->loc_ptrs = xcalloc(n, sizeof(*b->loc_ptrs));
     for (u32 i = 0; i < nf; i++) {
         const struct pframe *fm = profile__get_frame(p, i);
         if (fm->kind == PK_ROOT)
             continue;
         int source = fm->kind == PK_PYTHON || fm->kind == PK_JIT;
-        perftools__profiles__function__init(&fns[nfn]);
-        fns[nfn].id = (u64)i + 1;
+        perftools__profiles__function__init(&b->fns[k]);
+        b->fns[k].id = (u64)i + 1;
         /* No system_name: the names are demangled already, and go tool pprof
          * would "demangle" any name with <>[] in it again (<module> -> "") */
-        fns[nfn].name = str(st, fm->name);
-        fns[nfn].filename = source ? str(st, fm->file) : 0;
-        perftools__profiles__line__init(&lines[nfn]);
-        lines[nfn].function_id = (u64)i + 1;
-        line_ptrs[nfn] = &lines[nfn];
-        perftools__profiles__location__init(&locs[nfn]);
-        locs[nfn].id = (u64)i + 1;
-        locs[nfn].n_line = 1;
-        locs[nfn].line = &line_ptrs[nfn];
-        if (!source && fm->file) {
-            uintptr_t m = (uintptr_t)idmap__get(&map_by_file, (u64)(uintptr_t)fm->file);
-            if (!m) {
-                const char *bid = profile__build_id(p, fm->file);
-                perftools__profiles__mapping__init(&maps[nmap]);
-                m = ++nmap;
-                maps[m - 1].id = m;
-                maps[m - 1].filename = str(st, fm->file);
-                maps[m - 1].build_id = str(st, bid);
-                maps[m - 1].has_functions = 1;
-                map_ptrs[m - 1] = &maps[m - 1];
-                idmap__put(&map_by_file, (u64)(uintptr_t)fm->file, (void *)m);
-            }
-            locs[nfn].mapping_id = m;
-        }
-        fn_ptrs[nfn] = &fns[nfn];
-        loc_ptrs[nfn] = &locs[nfn];
-        nfn++;
+        b->fns[k].name = str(b->st, fm->name);
+        b->fns[k].filename = source ? str(b->st, fm->file) : 0;
+        perftools__profiles__line__init(&b->lines[k]);
+        b->lines[k].function_id = (u64)i + 1;
+        b->line_ptrs[k] = &b->lines[k];
+        perftools__profiles__location__init(&b->locs[k]);
+        b->locs[k].id = (u64)i + 1;
+        b->locs[k].n_line = 1;
+        b->locs[k].line = &b->line_ptrs[k];
+        if (!source && fm->file)
+            b->locs[k].mapping_id = mapping_of(b, p, fm->file);
+        b->fn_ptrs[k] = &b->fns[k];
+        b->loc_ptrs[k] = &b->locs[k];
+        k++;
     }
-    pr.n_function = pr.n_location = nfn;
-    pr.function = fn_ptrs;
-    pr.location = loc_ptrs;
-    pr.n_mapping = nmap;
-    pr.mapping = map_ptrs;
+    b->pr.n_function = b->pr.n_location = k;
+    b->pr.function = b->fn_ptrs;
+    b->pr.location = b->loc_ptrs;
+    b->pr.mapping = b->map_ptrs;
+}
 
-    /* Labels are shared by every sample of a thread: pid, tid, thread_name
-     * and the input's tags ("key=value,..."). */
-    size_t *first_label = xcalloc((size_t)nth + 1, sizeof(*first_label));
+/* Fills l (room for all) with thread t's labels: pid, tid, thread_name and
+ * its tags ("key=value,...").  Returns how many. */
+static size_t thread_labels(struct intern *st, const struct pthread *t, PLabel *l)
+{
+    size_t k = 0;
+    if (t->pid || t->tid) {             /* folded text does not say */
+        l[k].key = str(st, "pid");
+        l[k++].num = t->pid;
+        l[k].key = str(st, "tid");
+        l[k++].num = t->tid;
+    }
+    if (t->comm && *t->comm) {
+        l[k].key = str(st, "thread_name");
+        l[k++].str = str(st, t->comm);
+    }
+    for (const char *c = t->tags; c && *c;) {
+        const char *end = strchr(c, ','), *eq;
+        size_t len = end ? (size_t)(end - c) : strlen(c);
+        if ((eq = memchr(c, '=', len))) {
+            l[k].key = intern__id(st, c, (size_t)(eq - c));
+            l[k++].str = intern__id(st, eq + 1, len - (size_t)(eq - c) - 1);
+        }
+        c += len + (end != NULL);
+    }
+    return k;
+}
+
+/* Labels are shared by every sample of a thread: one run of them per
+ * thread, room counted first. */
+static void add_labels(struct pprof *b, const struct profile *p)
+{
+    u32 nth = profile__n_threads(p);
+    b->first_label = xcalloc((size_t)nth + 1, sizeof(*b->first_label));
     for (u32 i = 0; i < nth; i++) {
         const char *tg = profile__get_thread(p, i)->tags;
         size_t k = 3;
         for (const char *c = tg; c && *c; c++)
             k += *c == ',';
-        first_label[i + 1] = first_label[i] + k + (tg != NULL);
+        b->first_label[i + 1] = b->first_label[i] + k + (tg != NULL);
     }
-    PLabel *labels = xcalloc(first_label[nth] + 1, sizeof(*labels));
-    PLabel **label_ptrs = xcalloc(first_label[nth] + 1, sizeof(*label_ptrs));
-    size_t *n_labels = xcalloc((size_t)nth + 1, sizeof(*n_labels));
+    b->labels = xcalloc(b->first_label[nth] + 1, sizeof(*b->labels));
+    b->label_ptrs = xcalloc(b->first_label[nth] + 1, sizeof(*b->label_ptrs));
+    b->n_labels = xcalloc((size_t)nth + 1, sizeof(*b->n_labels));
     for (u32 i = 0; i < nth; i++) {
-        const struct pthread *t = profile__get_thread(p, i);
-        PLabel *l = &labels[first_label[i]];
-        size_t k = 0;
-        for (size_t j = 0; j < first_label[i + 1] - first_label[i]; j++)
+        PLabel *l = &b->labels[b->first_label[i]];
+        for (size_t j = 0; j < b->first_label[i + 1] - b->first_label[i]; j++)
             perftools__profiles__label__init(&l[j]);
-        if (t->pid || t->tid) {         /* folded text does not say */
-            l[k].key = str(st, "pid");
-            l[k++].num = t->pid;
-            l[k].key = str(st, "tid");
-            l[k++].num = t->tid;
-        }
-        if (t->comm && *t->comm) {
-            l[k].key = str(st, "thread_name");
-            l[k++].str = str(st, t->comm);
-        }
-        for (const char *c = t->tags; c && *c;) {
-            const char *end = strchr(c, ','), *eq;
-            size_t len = end ? (size_t)(end - c) : strlen(c);
-            if ((eq = memchr(c, '=', len))) {
-                l[k].key = intern__id(st, c, (size_t)(eq - c));
-                l[k++].str = intern__id(st, eq + 1, len - (size_t)(eq - c) - 1);
-            }
-            c += len + (end != NULL);
-        }
+        size_t k = thread_labels(b->st, profile__get_thread(p, i), l);
         for (size_t j = 0; j < k; j++)
-            label_ptrs[first_label[i] + j] = &l[j];
-        n_labels[i] = k;
+            b->label_ptrs[b->first_label[i] + j] = &l[j];
+        b->n_labels[i] = k;
     }
+}
 
-    size_t nids = 0;
+/* Every (thread, stack) as one sample, leaf first, with its thread's labels. */
+static void add_samples(struct pprof *b, const struct profile *p)
+{
+    size_t nt = profile__n_types(p), ns = profile__n_samples(p), nids = 0, at = 0;
     for (size_t i = 0; i < ns; i++) {
         size_t depth;
         profile__get_stack(p, profile__sample(p, i)->stack, &depth);
         nids += depth;
     }
-    PSample *samples = xcalloc(ns ? ns : 1, sizeof(*samples));
-    PSample **sample_ptrs = xcalloc(ns ? ns : 1, sizeof(*sample_ptrs));
-    uint64_t *ids = xcalloc(nids ? nids : 1, sizeof(*ids));
-    int64_t *values = xcalloc(ns * nt + 1, sizeof(*values));
-    size_t at = 0;
+    b->samples = xcalloc(ns ? ns : 1, sizeof(*b->samples));
+    b->sample_ptrs = xcalloc(ns ? ns : 1, sizeof(*b->sample_ptrs));
+    b->ids = xcalloc(nids ? nids : 1, sizeof(*b->ids));
+    b->values = xcalloc(ns * nt + 1, sizeof(*b->values));
     for (size_t i = 0; i < ns; i++) {
         const struct psample *s = profile__sample(p, i);
+        PSample *ps = &b->samples[i];
         size_t depth;
         const u32 *fr = profile__get_stack(p, s->stack, &depth);
-        perftools__profiles__sample__init(&samples[i]);
-        samples[i].n_location_id = depth;
-        samples[i].location_id = ids + at;
+        perftools__profiles__sample__init(ps);
+        ps->n_location_id = depth;
+        ps->location_id = b->ids + at;
         for (size_t k = 0; k < depth; k++)      /* pprof's stacks are leaf first */
-            ids[at++] = (u64)fr[depth - 1 - k] + 1;
-        samples[i].n_value = nt;
-        samples[i].value = values + i * nt;
+            b->ids[at++] = (u64)fr[depth - 1 - k] + 1;
+        ps->n_value = nt;
+        ps->value = b->values + i * nt;
         for (size_t k = 0; k < nt; k++)
-            values[i * nt + k] = (int64_t)s->v[k];
-        samples[i].n_label = n_labels[s->thread];
-        samples[i].label = label_ptrs + first_label[s->thread];
-        sample_ptrs[i] = &samples[i];
+            ps->value[k] = (int64_t)s->v[k];
+        ps->n_label = b->n_labels[s->thread];
+        ps->label = b->label_ptrs + b->first_label[s->thread];
+        b->sample_ptrs[i] = ps;
     }
-    pr.n_sample = ns;
-    pr.sample = sample_ptrs;
-    pr.time_nanos = (int64_t)profile__start_ns(p);
-    pr.duration_nanos = (int64_t)profile__duration_ns(p);
+    b->pr.n_sample = ns;
+    b->pr.sample = b->sample_ptrs;
+}
 
-    /* The table last: every string is interned by now. */
-    u32 nstr = intern__count(st);
-    char **strs = xcalloc(nstr, sizeof(*strs));
+/* The string table, last: every string is interned by now. */
+static void add_strings(struct pprof *b)
+{
+    u32 nstr = intern__count(b->st);
+    b->strs = xcalloc(nstr, sizeof(*b->strs));
     for (u32 i = 0; i < nstr; i++)
-        strs[i] = (char *)intern__str(st, i);
-    pr.n_string_table = nstr;
-    pr.string_table = strs;
+        b->strs[i] = (char *)intern__str(b->st, i);
+    b->pr.n_string_table = nstr;
+    b->pr.string_table = b->strs;
+}
 
-    size_t len = perftools__profiles__profile__get_packed_size(&pr);
+int out_pprof__write(FILE *f, const struct profile *p)
+{
+    struct pprof b = {.pr = PERFTOOLS__PROFILES__PROFILE__INIT, .st = intern__new()};
+    idmap__init(&b.map_by_file);
+    str(b.st, "");                      /* string_table[0] is "" */
+    add_types(&b, p);
+    add_functions(&b, p);
+    add_labels(&b, p);
+    add_samples(&b, p);
+    b.pr.time_nanos = (int64_t)profile__start_ns(p);
+    b.pr.duration_nanos = (int64_t)profile__duration_ns(p);
+    add_strings(&b);
+
+    size_t len = perftools__profiles__profile__get_packed_size(&b.pr);
     uint8_t *buf = xmalloc(len ? len : 1);
-    perftools__profiles__profile__pack(&pr, buf);
-    ret = put_gzip(f, buf, len);
+    perftools__profiles__profile__pack(&b.pr, buf);
+    int ret = put_gzip(f, buf, len);
     if (ret == 0 && (fflush(f) != 0 || ferror(f)))
         ret = -EIO;
-
     free(buf);
-    free(strs);
-    free(values);
-    free(ids);
-    free(sample_ptrs);
-    free(samples);
-    free(n_labels);
-    free(first_label);
-    idmap__exit(&map_by_file);
-    free(map_ptrs);
-    free(maps);
-    free(label_ptrs);
-    free(labels);
-    free(loc_ptrs);
-    free(fn_ptrs);
-    free(line_ptrs);
-    free(lines);
-    free(locs);
-    free(fns);
-    free(type_ptrs);
-    free(types);
-    intern__delete(st);
+    pprof_exit(&b);
     return ret;
 }

@@ -42,7 +42,7 @@ static void put_stack(struct run *r, u32 stack, u64 weight, FILE *weights)
 
 /* One thread's "sampled" profile; weights go to a memory stream first
  * because the format lists all stacks, then all weights. */
-static int put_thread(struct run *r, u32 thread, const struct ptimed *timed, size_t n_timed)
+static void put_thread(struct run *r, u32 thread, const struct ptimed *timed, size_t n_timed)
 {
     const struct pthread *t = profile__get_thread(r->p, thread);
     const struct value_type *vt = profile__type(r->p, profile__weight(r->p));
@@ -52,7 +52,7 @@ static int put_thread(struct run *r, u32 thread, const struct ptimed *timed, siz
     u64 total = 0;
     FILE *w = open_memstream(&wbuf, &wlen);
     if (!w)
-        return -ENOMEM;
+        util__out_of_memory();      /* its only failure */
     fputs("{\"type\":\"sampled\",\"name\":", r->f);
     if (t->pid || t->tid) {
         char label[64];
@@ -73,11 +73,8 @@ static int put_thread(struct run *r, u32 thread, const struct ptimed *timed, siz
     size_t slen = 0;
     FILE *main = r->f;
     FILE *sf = open_memstream(&sbuf, &slen);
-    if (!sf) {
-        fclose(w);
-        free(wbuf);
-        return -ENOMEM;
-    }
+    if (!sf)
+        util__out_of_memory();
     r->f = sf;
     if (timed) {
         for (size_t i = 0; i < n_timed;) {
@@ -108,18 +105,17 @@ static int put_thread(struct run *r, u32 thread, const struct ptimed *timed, siz
         }
     }
     r->f = main;
-    int bad = fclose(sf) != 0;
-    bad |= fclose(w) != 0;
-    if (!bad) {
-        fprintf(main, "%" PRIu64 ",\"samples\":[", total);
-        fwrite(sbuf, 1, slen, main);
-        fputs("],\"weights\":[", main);
-        fwrite(wbuf, 1, wlen, main);
-        fputs("]}", main);
-    }
+    int full = fclose(sf) != 0;
+    full |= fclose(w) != 0;
+    if (full)           /* a memory stream fails for want of memory only */
+        util__out_of_memory();
+    fprintf(main, "%" PRIu64 ",\"samples\":[", total);
+    fwrite(sbuf, 1, slen, main);
+    fputs("],\"weights\":[", main);
+    fwrite(wbuf, 1, wlen, main);
+    fputs("]}", main);
     free(sbuf);
     free(wbuf);
-    return bad ? -ENOMEM : 0;
 }
 
 int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
@@ -129,7 +125,6 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
     u32 nf = profile__n_frames(p), nt = profile__n_threads(p);
     struct run r = {f, p, xcalloc(nf + 1, sizeof(u32)), xmalloc((nf + 1) * sizeof(u32)), 0, 0};
     u8 *has = xcalloc(nt + 1, 1);
-    int ret = 0;
 
     for (size_t i = 0; i < profile__n_samples(p); i++)
         if (profile__sample(p, i)->v[profile__weight(p)])
@@ -139,12 +134,12 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
     put_json_string(f, name, strlen(name));
     fputs(",\"activeProfileIndex\":0,\"profiles\":[", f);
     int first = 1;
-    for (u32 t = 0; t < nt && ret == 0; t++) {
+    for (u32 t = 0; t < nt; t++) {
         if (!has[t])
             continue;
         fputs(first ? "" : ",", f);
         first = 0;
-        ret = put_thread(&r, t, timed, n_timed);
+        put_thread(&r, t, timed, n_timed);
     }
     fputs("],\"shared\":{\"frames\":[", f);
     for (u32 i = 0; i < r.n_frames; i++) {
@@ -161,7 +156,5 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
     free(r.index);
     free(r.order);
     free(has);
-    if (ret)
-        return ret;
     return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }

@@ -209,28 +209,41 @@ static const char script[] =
     "  if (p.get('s')) search(p.get('s'));\n"
     "})();\n";
 
-int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
-{
-    struct calltree t, bt;
-    size_t n;
-    calltree__init(&t, p);
-    if (o->base)
-        calltree__init(&bt, o->base);
-    struct box *boxes = lay_out(&t, o->base ? &bt : NULL, &n);
-    u64 total = t.nodes[0].total;
-    int ret = 0;
-    int width = o->width > 0 ? o->width : 1200;
-    const char *title = o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph";
-    const char *unit = o->countname ? o->countname : profile__type(p, profile__weight(p))->name;
-    double scale = total ? (double)(width - 2 * XPAD) / (double)total : 0;
-    u64 min_w = scale > 0 ? (u64)(o->minwidth / scale) : 0;
+/* The graph's geometry and what every frame's line needs. */
+struct graph {
+    const struct svg_opts *o;
+    const char *unit;           /* the weight's name, in each frame's title */
+    u64 total, min_w;           /* frames of min_w or less are left out */
+    int width, height;
+    double scale;               /* pixels per weight unit */
+    double max_delta;           /* differential: the largest change, for colours */
+};
 
+/* The graph's size, from the deepest frame wide enough to draw. */
+static void measure(struct graph *g, const struct box *boxes, size_t n)
+{
+    const struct svg_opts *o = g->o;
+    g->width = o->width > 0 ? o->width : 1200;
+    g->scale = g->total ? (double)(g->width - 2 * XPAD) / (double)g->total : 0;
+    g->min_w = g->scale > 0 ? (u64)(o->minwidth / g->scale) : 0;
     u32 depth = 0;
     for (size_t i = 0; i < n; i++)
-        if (boxes[i].end - boxes[i].start > min_w && boxes[i].depth > depth)
+        if (boxes[i].end - boxes[i].start > g->min_w && boxes[i].depth > depth)
             depth = boxes[i].depth;
-    int height = total ? (int)(depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD : 60;
+    g->height = g->total ? (int)(depth + 1) * FRAME_H + TOP_PAD + BOTTOM_PAD : 60;
+    for (size_t i = 0; o->base && i < n; i++) {
+        double d = boxes[i].delta < 0 ? -boxes[i].delta : boxes[i].delta;
+        if (d > g->max_delta)
+            g->max_delta = d;
+    }
+}
 
+/* The document up to the frames: style, title, controls. */
+static void put_head(FILE *f, const struct graph *g)
+{
+    const struct svg_opts *o = g->o;
+    int width = g->width, height = g->height;
+    const char *title = o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph";
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
                "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
                " xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n",
@@ -255,59 +268,75 @@ int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
     fprintf(f, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n", XPAD);
     fprintf(f, "<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"24\">Search</text>\n", width - XPAD - 60);
     fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", width - XPAD, height - FONT_SIZE / 2);
+}
 
-    if (total == 0) {
-        fprintf(f, "<text x=\"%d\" y=\"48\" text-anchor=\"middle\">ERROR: no stacks to draw</text>\n"
-                   "</svg>\n", width / 2);
-        ret = -ENODATA;
-        goto out;
+/* One frame: its title (name, weight, share, change), rect and label. */
+static void put_frame(FILE *f, const struct graph *g, const struct box *nd)
+{
+    u64 w = nd->end - nd->start;
+    const char *name = nd->f ? nd->f->name : "all";
+    size_t len = strlen(name);
+    char fill[32], change[48] = "";
+    if (g->o->base) {
+        diff_colour(fill, nd->delta, g->max_delta);
+        snprintf(change, sizeof change, "; %+.2f points", 100 * nd->delta);
+    } else {
+        colour(fill, name, len, nd->f ? (enum pkind)nd->f->kind : PK_ROOT);
     }
+    double x = XPAD + (double)nd->start * g->scale, wpx = (double)w * g->scale;
+    int y = g->o->inverted ? TOP_PAD + (int)nd->depth * FRAME_H
+                           : g->height - BOTTOM_PAD - (int)(nd->depth + 1) * FRAME_H;
+    fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+            nd->start, w, nd->depth);
+    put_xml_text(f, name, len);
+    fprintf(f, " (%" PRIu64 " %s, %.2f%%%s)</title>", w, g->unit,
+            100.0 * (double)w / (double)g->total, change);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
+            x, y, wpx, FRAME_H - 1, fill);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
+    size_t ll = label_len(len, wpx);
+    put_xml_text(f, name, ll);
+    if (ll && ll < len)
+        fputs("..", f);
+    fputs("</text></g>\n", f);
+}
 
-    double max_delta = 0;
-    for (size_t i = 0; o->base && i < n; i++) {
-        double d = boxes[i].delta;
-        if (d < 0)
-            d = -d;
-        if (d > max_delta)
-            max_delta = d;
-    }
+/* The frames wide enough to draw, then the script. */
+static void put_frames(FILE *f, const struct graph *g, const struct box *boxes, size_t n)
+{
     fprintf(f, "<g id=\"frames\" data-total=\"%" PRIu64 "\" data-width=\"%d\" data-xpad=\"%d\">\n",
-            total, width, XPAD);
-    for (size_t i = 0; i < n; i++) {
-        struct box *nd = &boxes[i];
-        u64 w = nd->end - nd->start;
-        if (w <= min_w)
-            continue;
-        const char *name = nd->f ? nd->f->name : "all";
-        size_t len = strlen(name);
-        char fill[32], change[48] = "";
-        if (o->base) {
-            diff_colour(fill, nd->delta, max_delta);
-            snprintf(change, sizeof change, "; %+.2f points", 100 * nd->delta);
-        } else {
-            colour(fill, name, len, nd->f ? (enum pkind)nd->f->kind : PK_ROOT);
-        }
-        double x = XPAD + (double)nd->start * scale, wpx = (double)w * scale;
-        int y = o->inverted ? TOP_PAD + (int)nd->depth * FRAME_H
-                            : height - BOTTOM_PAD - (int)(nd->depth + 1) * FRAME_H;
-        fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
-                nd->start, w, nd->depth);
-        put_xml_text(f, name, len);
-        fprintf(f, " (%" PRIu64 " %s, %.2f%%%s)</title>", w, unit, 100.0 * (double)w / (double)total,
-                change);
-        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
-                x, y, wpx, FRAME_H - 1, fill);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
-        size_t ll = label_len(len, wpx);
-        put_xml_text(f, name, ll);
-        if (ll && ll < len)
-            fputs("..", f);
-        fputs("</text></g>\n", f);
-    }
+            g->total, g->width, XPAD);
+    for (size_t i = 0; i < n; i++)
+        if (boxes[i].end - boxes[i].start > g->min_w)
+            put_frame(f, g, &boxes[i]);
     fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
     fputs(script, f);
     fputs("]]></script>\n</svg>\n", f);
-out:
+}
+
+int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
+{
+    struct calltree t, bt;
+    size_t n;
+    calltree__init(&t, p);
+    if (o->base)
+        calltree__init(&bt, o->base);
+    struct box *boxes = lay_out(&t, o->base ? &bt : NULL, &n);
+    struct graph g = {
+        .o = o,
+        .unit = o->countname ? o->countname : profile__type(p, profile__weight(p))->name,
+        .total = t.nodes[0].total,
+    };
+    int ret = 0;
+    measure(&g, boxes, n);
+    put_head(f, &g);
+    if (g.total == 0) {
+        fprintf(f, "<text x=\"%d\" y=\"48\" text-anchor=\"middle\">ERROR: no stacks to draw</text>\n"
+                   "</svg>\n", g.width / 2);
+        ret = -ENODATA;
+    } else {
+        put_frames(f, &g, boxes, n);
+    }
     free(boxes);
     calltree__exit(&t);
     if (o->base)

@@ -1,7 +1,7 @@
 /* pdrecord.c - decode kernel records (see pdrecord.h). */
 #include "pdrecord.h"
 
-#include <stdio.h>
+#include <errno.h>
 
 struct layout layout_of(const struct perf_event_attr *a)
 {
@@ -98,104 +98,126 @@ static u64 take64(struct cur *c)
     return q ? rd64(q) : 0;
 }
 
-static int parse_sample(const struct pd_attr *a, const struct raw *rec, struct pd_sample *s,
-                        char *err, size_t errlen)
+/* The fixed-size fields, in the order sample_type's bits give them.
+ * Without PERF_SAMPLE_PERIOD every sample weighs the fixed period. */
+static void take_fixed(struct cur *c, const struct perf_event_attr *at, struct pd_sample *s)
 {
-    const struct perf_event_attr *at = &a->attr;
     u64 t = at->sample_type;
-    struct cur c = {rec->p + 8, rec->p + rec->size, 0};
-    const char *what = "fixed fields";
-
-    memset(s, 0, sizeof(*s));
-    s->attr = a;
-
-    /* Without PERF_SAMPLE_PERIOD every sample weighs the fixed period. */
     s->period = at->freq ? 0 : at->sample_period;
     if (t & PERF_SAMPLE_IDENTIFIER)
-        s->id = take64(&c);
+        s->id = take64(c);
     if (t & PERF_SAMPLE_IP)
-        s->ip = take64(&c);
+        s->ip = take64(c);
     if (t & PERF_SAMPLE_TID) {
-        const u8 *q = take(&c, 8);
+        const u8 *q = take(c, 8);
         if (q) {
             s->pid = rd32(q);
             s->tid = rd32(q + 4);
         }
     }
     if (t & PERF_SAMPLE_TIME)
-        s->time = take64(&c);
+        s->time = take64(c);
     if (t & PERF_SAMPLE_ADDR)
-        take(&c, 8);
+        take(c, 8);
     if (t & PERF_SAMPLE_ID)
-        s->id = take64(&c);
+        s->id = take64(c);
     if (t & PERF_SAMPLE_STREAM_ID)
-        take(&c, 8);
+        take(c, 8);
     if (t & PERF_SAMPLE_CPU) {
-        const u8 *q = take(&c, 8);
+        const u8 *q = take(c, 8);
         s->cpu = q ? rd32(q) : 0;
     }
     if (t & PERF_SAMPLE_PERIOD)
-        s->period = take64(&c);
+        s->period = take64(c);
+}
+
+/* The part of a sample the cursor is in, while nothing failed: the one
+ * that does not fit, when one does not. */
+static void enter(const struct cur *c, const char **part, const char *name)
+{
+    if (!c->bad)
+        *part = name;
+}
+
+/* The counted lists: read values, callchain, raw data, branch stack. */
+static void take_lists(struct cur *c, const struct perf_event_attr *at, struct pd_sample *s,
+                       const char **part)
+{
+    u64 t = at->sample_type;
     if (t & PERF_SAMPLE_READ) {
-        what = "read values";
+        enter(c, part, "read values");
         u64 rf = at->read_format;
         u64 per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
         u64 times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
         u64 nr = 1;
         if (rf & PERF_FORMAT_GROUP)
-            nr = take64(&c);
+            nr = take64(c);
         if (nr > 65536)
-            c.bad = 1;
-        take(&c, 8 * (times + nr * per));
+            c->bad = 1;
+        take(c, 8 * (times + nr * per));
     }
     if (t & PERF_SAMPLE_CALLCHAIN) {
-        what = "callchain";
-        s->nr = take64(&c);
+        enter(c, part, "callchain");
+        s->nr = take64(c);
         if (s->nr > 65536 / 8)
-            c.bad = 1;
-        s->ips = (const u64 *)take(&c, 8 * s->nr);
+            c->bad = 1;
+        s->ips = (const u64 *)take(c, 8 * s->nr);
     }
     if (t & PERF_SAMPLE_RAW) {
-        what = "raw data";
-        const u8 *q = take(&c, 4);
+        enter(c, part, "raw data");
+        const u8 *q = take(c, 4);
         if (q) {
             s->raw_size = rd32(q);
-            s->raw = take(&c, s->raw_size);
+            s->raw = take(c, s->raw_size);
         }
     }
     if (t & PERF_SAMPLE_BRANCH_STACK) {
-        what = "branch stack";
-        u64 nr = take64(&c);
+        enter(c, part, "branch stack");
+        u64 nr = take64(c);
         if (at->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-            take(&c, 8);
+            take(c, 8);
         if (nr > 65536 / 24)
-            c.bad = 1;
-        take(&c, 24 * nr);
+            c->bad = 1;
+        take(c, 24 * nr);
     }
-    if (t & PERF_SAMPLE_REGS_USER) {
-        what = "user registers";
-        s->regs_abi = take64(&c);
+}
+
+/* What DWARF unwinding needs: the user registers and stack copy. */
+static void take_user(struct cur *c, const struct perf_event_attr *at, struct pd_sample *s,
+                      const char **part)
+{
+    if (at->sample_type & PERF_SAMPLE_REGS_USER) {
+        enter(c, part, "user registers");
+        s->regs_abi = take64(c);
         if (s->regs_abi) {
             s->regs_mask = at->sample_regs_user;
             s->n_regs = (unsigned)__builtin_popcountll(s->regs_mask);
-            s->regs = (const u64 *)take(&c, 8ull * s->n_regs);
+            s->regs = (const u64 *)take(c, 8ull * s->n_regs);
         }
     }
-    if (t & PERF_SAMPLE_STACK_USER) {
-        what = "user stack";
-        s->stack_size = take64(&c);
+    if (at->sample_type & PERF_SAMPLE_STACK_USER) {
+        enter(c, part, "user stack");
+        s->stack_size = take64(c);
         if (s->stack_size) {
-            s->stack = take(&c, s->stack_size);
-            s->stack_dyn_size = take64(&c);
+            s->stack = take(c, s->stack_size);
+            s->stack_dyn_size = take64(c);
             if (s->stack_dyn_size > s->stack_size)
-                c.bad = 1;
+                c->bad = 1;
         }
     }
-    if (c.bad) {
-        snprintf(err, errlen, "SAMPLE record of %u bytes: %s do not fit", rec->size, what);
-        return -1;
-    }
-    return 0;
+}
+
+static int parse_sample(const struct pd_attr *a, const struct raw *rec, struct pd_sample *s,
+                        const char **part)
+{
+    struct cur c = {rec->p + 8, rec->p + rec->size, 0};
+    memset(s, 0, sizeof(*s));
+    s->attr = a;
+    *part = "fixed fields";
+    take_fixed(&c, &a->attr, s);
+    take_lists(&c, &a->attr, s, part);
+    take_user(&c, &a->attr, s, part);
+    return c.bad ? -EINVAL : 0;
 }
 
 u64 record_time(const struct layout *l, const struct raw *rec)
@@ -209,15 +231,15 @@ u64 record_time(const struct layout *l, const struct raw *rec)
 
 /* Decode a record of one of the queued types (see pdrecord.h). */
 int record_parse(const struct pd_attr *a, const struct layout *l, const struct raw *raw,
-                 struct pd_event *ev, char *err, size_t errlen)
+                 struct pd_event *ev, const char **part)
 {
     struct raw rec = *raw;
     memset(ev, 0, sizeof(*ev));
     ev->misc = rec.misc;
     ev->offset = rec.off;
     if (rec.type == PERF_RECORD_SAMPLE) {
-        if (parse_sample(a, &rec, &ev->u.sample, err, errlen) < 0)
-            return -1;
+        if (parse_sample(a, &rec, &ev->u.sample, part) < 0)
+            return -EINVAL;
         ev->type = PD_SAMPLE;
         ev->time = ev->u.sample.time;
         return 1;
@@ -281,6 +303,5 @@ int record_parse(const struct pd_attr *a, const struct layout *l, const struct r
     }
     return 0;
 bad:
-    snprintf(err, errlen, "record of type %u and %u bytes is malformed", rec.type, rec.size);
-    return -1;
+    return -EINVAL;
 }

@@ -56,9 +56,10 @@ u64 record_time(const struct layout *l, const struct raw *rec);
 int record_is_queued(u32 type);
 /*
  * Decode rec (8-byte aligned) of event a into ev: 1, 0 for a type that is
- * not decoded, -1 if malformed (what is wrong goes into err).
+ * not decoded, -EINVAL if malformed.  For a malformed SAMPLE, *part names
+ * the part that does not fit ("callchain", "user stack"...): a constant.
  */
 int record_parse(const struct pd_attr *a, const struct layout *l, const struct raw *rec,
-                 struct pd_event *ev, char *err, size_t errlen);
+                 struct pd_event *ev, const char **part);
 
 #endif

@@ -31,7 +31,7 @@ ssize_t src_want(struct src *s, size_t n)
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            return -1;
+            return -errno;
         if (got == 0)
             break;
         s->len += (size_t)got;
@@ -88,7 +88,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         raise(sig);
 }
 
-/* Returns -1 when MAX_MAPPED inputs are mapped already. */
+/* Returns 0, or -EBUSY when MAX_MAPPED inputs are mapped already. */
 static int watch(const u8 *start, size_t len, const char *path)
 {
     for (int i = 0; i < MAX_MAPPED; i++) {
@@ -107,7 +107,7 @@ static int watch(const u8 *start, size_t len, const char *path)
         }
         return 0;
     }
-    return -1;
+    return -EBUSY;
 }
 
 static void unwatch(const u8 *start)

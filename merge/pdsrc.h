@@ -28,13 +28,16 @@ struct src {
 };
 
 /* Make n bytes readable at src_ptr() if the input has them; returns how
- * many are (fewer only at the end of the input).  -1 on a read error. */
+ * many are (fewer only at the end of the input), or a negative errno on a
+ * read error. */
 ssize_t src_want(struct src *s, size_t n);
 const u8 *src_ptr(const struct src *s);
 void src_take(struct src *s, size_t n);
 /* Map [s->off, s->end) of the file; on failure buffered reads remain.
  * Until src_exit, a SIGBUS in the mapping (the file was truncated) ends
- * the process with "pymerge: PATH: the file shrank..." and status 2. */
+ * the process with "pymerge: PATH: the file shrank..." and status 2: a
+ * signal handler cannot return an error, so this is, with running out of
+ * memory, an exception to "exit statuses are decided in main.c" (util.h). */
 void src_map(struct src *s, const char *path);
 /* Give back mapped pages before file offset low (all delivered). */
 void src_release(struct src *s, u64 low);

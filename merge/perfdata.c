@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +56,10 @@ enum { EVENT_UPDATE_NAME = 2 };
 struct perf_reader {
     char *path;
     struct src src;
+    const char *shown;          /* path as messages name it: "<stdin>" for "-" */
     int pipe_mode;
     int truncated;
-    int failed;
-    char err[320];
+    int failed;                 /* 0, or the negative errno every call now returns */
     u64 total;                  /* bytes expected, for progress */
     u64 data_start;
 
@@ -82,17 +83,29 @@ struct perf_reader {
     u64 scratch[65536 / 8];     /* aligned copy of an unaligned record */
 };
 
-static void set_err(struct perf_reader *r, u64 off, const char *fmt, ...)
+/* The reader's one error printer: "pymerge: FILE: offset N: what is
+ * wrong", once.  Returns -EINVAL, which every later call returns too. */
+static int bad(struct perf_reader *r, u64 off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void set_err(struct perf_reader *r, u64 off, const char *fmt, ...)
+static int bad(struct perf_reader *r, u64 off, const char *fmt, ...)
 {
+    char msg[320];
     va_list ap;
-    int n = snprintf(r->err, sizeof(r->err), "offset %" PRIu64 ": ", off);
     va_start(ap, fmt);
-    vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    r->failed = 1;
+    warnx_("%s: offset %" PRIu64 ": %s", r->shown, off, msg);
+    r->failed = -EINVAL;
+    return -EINVAL;
+}
+
+/* A failed read of the input at off (err: its errno), said as bad() says. */
+static int read_failed(struct perf_reader *r, u64 off, int err)
+{
+    warnx_("%s: offset %" PRIu64 ": read error: %s", r->shown, off, strerror(err));
+    r->failed = -err;
+    return -err;
 }
 
 /* ---- attrs and features ------------------------------------------------- */
@@ -127,10 +140,8 @@ static int add_attr(struct perf_reader *r, u64 off, const u8 *p, size_t room,
     u32 asz = room >= 8 ? rd32(p + 4) : 0;
     if (asz == 0)
         asz = PERF_ATTR_SIZE_VER0;
-    if (asz < PERF_ATTR_SIZE_VER0 || asz > room) {
-        set_err(r, off, "event attr of %u bytes does not fit in %zu", asz, room);
-        return -1;
-    }
+    if (asz < PERF_ATTR_SIZE_VER0 || asz > room)
+        return bad(r, off, "event attr of %u bytes does not fit in %zu", asz, room);
     GROW(r->attrs, r->cap_attrs, r->n_attrs + 1);
     GROW(r->layouts, r->cap_layouts, r->n_attrs + 1);
     struct pd_attr *a = &r->attrs[r->n_attrs];
@@ -148,10 +159,8 @@ static int add_attr(struct perf_reader *r, u64 off, const u8 *p, size_t room,
      * because records could then not be attributed; so do we. */
     const struct layout *l0 = &r->layouts[0], *ln = &r->layouts[r->n_attrs - 1];
     if (r->n_attrs > 1 && (l0->id_pos != ln->id_pos || l0->is_pos != ln->is_pos ||
-                           l0->id_pos < 0 || l0->sample_id_all != ln->sample_id_all)) {
-        set_err(r, off, "events with different sample layouts and no sample id");
-        return -1;
-    }
+                           l0->id_pos < 0 || l0->sample_id_all != ln->sample_id_all))
+        return bad(r, off, "events with different sample layouts and no sample id");
     return 0;
 }
 
@@ -208,17 +217,14 @@ static int parse_event_desc(struct perf_reader *r, u64 off, const u8 *p, size_t 
     }
     return 0;
 bad:
-    set_err(r, off, "EVENT_DESC feature section is malformed");
-    return -1;
+    return bad(r, off, "EVENT_DESC feature section is malformed");
 }
 
 /* One build-id record: {header; s32 pid; u8 id[24]; char filename[]}. */
 static int parse_build_id(struct perf_reader *r, u64 off, const u8 *p, size_t size)
 {
-    if (size < 36 || !memchr(p + 36, 0, size - 36)) {
-        set_err(r, off, "BUILD_ID record is malformed");
-        return -1;
-    }
+    if (size < 36 || !memchr(p + 36, 0, size - 36))
+        return bad(r, off, "BUILD_ID record is malformed");
     u16 misc;
     memcpy(&misc, p + 4, 2);
     GROW(r->bids, r->cap_bids, r->n_bids + 1);
@@ -234,12 +240,11 @@ static int parse_build_ids(struct perf_reader *r, u64 off, const u8 *p, size_t s
     while (size >= 8) {
         u16 rsz;
         memcpy(&rsz, p + 6, 2);
-        if (rsz < 8 || rsz > size) {
-            set_err(r, off, "BUILD_ID feature: record size %u in %zu bytes", rsz, size);
-            return -1;
-        }
-        if (parse_build_id(r, off, p, rsz) < 0)
-            return -1;
+        if (rsz < 8 || rsz > size)
+            return bad(r, off, "BUILD_ID feature: record size %u in %zu bytes", rsz, size);
+        int err = parse_build_id(r, off, p, rsz);
+        if (err)
+            return err;
         p += rsz;
         off += rsz;
         size -= rsz;
@@ -256,11 +261,35 @@ static int parse_feature(struct perf_reader *r, int feat, u64 off, const u8 *p, 
     return 0;
 }
 
-/* pread exactly n bytes at off into a fresh buffer; NULL on short read. */
+/* perf's struct perf_file_header (tools/perf/util/header.h), as the file
+ * holds it: where each section is, and one bit per feature section that
+ * follows the data. */
+struct file_section {
+    u64 offset, size;
+};
+
+struct file_header {
+    u64 magic;
+    u64 size;                       /* of this header */
+    u64 attr_size;                  /* of one attrs entry: an attr, then its ids' section */
+    struct file_section attrs, data, event_types;
+    u64 features[FEAT_BITS / 64];
+};
+_Static_assert(sizeof(struct file_header) == FILE_HEADER_SIZE, "perf's file header layout");
+/* Where a header field sits: the offset an error about it names. */
+#define FIELD(f) offsetof(struct file_header, f)
+
+static int has_feature(const struct file_header *h, int bit)
+{
+    return (h->features[bit / 64] >> (bit % 64)) & 1;
+}
+
+/* pread exactly n bytes at off into a fresh buffer; NULL with errno set
+ * (after saying why, as bad() does) on a short read. */
 static u8 *read_at(struct perf_reader *r, u64 off, u64 n, const char *what)
 {
     if (n > MAX_SECTION) {
-        set_err(r, off, "%s of %" PRIu64 " bytes is impossibly large", what, n);
+        errno = -bad(r, off, "%s of %" PRIu64 " bytes is impossibly large", what, n);
         return NULL;
     }
     u8 *buf = xmalloc((size_t)n);
@@ -274,15 +303,15 @@ static u8 *read_at(struct perf_reader *r, u64 off, u64 n, const char *what)
         got += (size_t)k;
     }
     if (got < n) {
-        set_err(r, off, "truncated: the file ends at %" PRIu64 " bytes, inside the %s"
-                " (offset %" PRIu64 ", %" PRIu64 " bytes)", off + got, what, off, n);
         free(buf);
+        errno = -bad(r, off, "truncated: the file ends at %" PRIu64 " bytes, inside the %s"
+                     " (offset %" PRIu64 ", %" PRIu64 " bytes)", off + got, what, off, n);
         return NULL;
     }
     return buf;
 }
 
-/* Whether the section [off, off + size) that the header field at `field`
+/* 0 unless the section [off, off + size) that the header field at `field`
  * gives runs past the end of the file: said as the truncation it is (perf
  * writes the header with every section's place, the sections after). */
 static int past_end(struct perf_reader *r, u64 field, const char *what, u64 off, u64 size,
@@ -290,182 +319,222 @@ static int past_end(struct perf_reader *r, u64 field, const char *what, u64 off,
 {
     if (off <= file_size && size <= file_size - off)
         return 0;
-    set_err(r, field, "truncated: the file ends at %" PRIu64 " bytes, but its header puts the %s"
-            " at offset %" PRIu64 " (%" PRIu64 " bytes)", file_size, what, off, size);
-    return 1;
+    return bad(r, field, "truncated: the file ends at %" PRIu64 " bytes, but its header puts the %s"
+               " at offset %" PRIu64 " (%" PRIu64 " bytes)", file_size, what, off, size);
+}
+
+/* The file header into h, checked: every section it places is inside the
+ * file. */
+static int read_header(struct perf_reader *r, u64 file_size, struct file_header *h)
+{
+    u8 *buf = read_at(r, 0, FILE_HEADER_SIZE, "file header");
+    int err;
+    if (!buf)
+        return -errno;
+    memcpy(h, buf, sizeof(*h));
+    free(buf);
+    if (h->size < FILE_HEADER_SIZE)
+        return bad(r, FIELD(size), "header size %" PRIu64 " is impossible", h->size);
+    if ((err = past_end(r, FIELD(size), "file header", 0, h->size, file_size)))
+        return err;
+    if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) || h->attr_size > 4096)
+        return bad(r, FIELD(attr_size), "attr size %" PRIu64 " is impossible", h->attr_size);
+    if (h->attrs.size % h->attr_size || !h->attrs.size)
+        return bad(r, FIELD(attrs), "attr section (offset %" PRIu64 ", %" PRIu64 " bytes) is"
+                   " impossible", h->attrs.offset, h->attrs.size);
+    if ((err = past_end(r, FIELD(attrs), "attr section", h->attrs.offset, h->attrs.size, file_size)))
+        return err;
+    if (h->data.offset < h->size)
+        return bad(r, FIELD(data), "data offset %" PRIu64 " is inside the file header",
+                   h->data.offset);
+    return past_end(r, FIELD(data), "data section", h->data.offset, 0, file_size);
+}
+
+/* One attrs entry e (at file offset off, size bytes): the attr, and the
+ * section of its ids. */
+static int read_attr(struct perf_reader *r, const u8 *e, u64 off, u64 size, u64 file_size)
+{
+    struct file_section ids;
+    memcpy(&ids, e + size - sizeof(ids), sizeof(ids));
+    if (ids.size % 8)
+        return bad(r, off, "event ids (offset %" PRIu64 ", %" PRIu64 " bytes) are impossible",
+                   ids.offset, ids.size);
+    int err = past_end(r, off, "event ids", ids.offset, ids.size, file_size);
+    if (err)
+        return err;
+    u8 *buf = ids.size ? read_at(r, ids.offset, ids.size, "event ids") : NULL;
+    if (ids.size && !buf)
+        return -errno;
+    err = add_attr(r, off, e, (size_t)(size - sizeof(ids)), buf, (size_t)(ids.size / 8));
+    free(buf);
+    return err;
+}
+
+static int read_attrs(struct perf_reader *r, const struct file_header *h, u64 file_size)
+{
+    u8 *attrs = read_at(r, h->attrs.offset, h->attrs.size, "attr section");
+    int err = attrs ? 0 : -errno;
+    for (u64 i = 0; !err && i < h->attrs.size / h->attr_size; i++)
+        err = read_attr(r, attrs + i * h->attr_size, h->attrs.offset + i * h->attr_size,
+                        h->attr_size, file_size);
+    free(attrs);
+    return err;
+}
+
+/* Feature section `bit`, placed by the table entry at file offset field. */
+static int read_feature(struct perf_reader *r, int bit, u64 field, const struct file_section *sec,
+                        u64 file_size)
+{
+    char what[32];
+    snprintf(what, sizeof(what), "feature %d section", bit);
+    int err = past_end(r, field, what, sec->offset, sec->size, file_size);
+    if (err)
+        return err;
+    u8 *f = read_at(r, sec->offset, sec->size, "feature section");
+    if (!f)
+        return -errno;
+    err = parse_feature(r, bit, sec->offset, f, (size_t)sec->size);
+    if (bit == FEAT_TRACING_DATA && !r->tdata) {    /* kept, not copied */
+        r->tdata = f;
+        r->tdata_size = (size_t)sec->size;
+        f = NULL;
+    }
+    free(f);
+    return err;
+}
+
+/* The feature sections pymerge uses (event names, build ids, tracepoint
+ * formats), through the table after the data: one {offset, size} per set
+ * bit of the header's. */
+static int read_features(struct perf_reader *r, const struct file_header *h, u64 file_size)
+{
+    u64 t_off = h->data.offset + h->data.size;
+    int n_feat = 0, err = 0;
+    for (int b = 0; b < FEAT_BITS; b++)
+        n_feat += has_feature(h, b);
+    if (!n_feat)
+        return 0;
+    if (file_size - t_off < sizeof(struct file_section) * n_feat) {
+        warnx_("%s: feature sections missing; event names are derived", r->shown);
+        return 0;
+    }
+    u8 *table = read_at(r, t_off, sizeof(struct file_section) * n_feat, "feature table");
+    if (!table)
+        return -errno;
+    for (int b = 0, k = 0; !err && b < FEAT_BITS; b++) {
+        if (!has_feature(h, b))
+            continue;
+        struct file_section sec;
+        u64 field = t_off + sizeof(sec) * (u64)k;
+        memcpy(&sec, table + sizeof(sec) * (size_t)k++, sizeof(sec));
+        if (b == FEAT_EVENT_DESC || b == FEAT_BUILD_ID || b == FEAT_TRACING_DATA)
+            err = read_feature(r, b, field, &sec, file_size);
+    }
+    free(table);
+    return err;
 }
 
 static int open_file_mode(struct perf_reader *r, u64 file_size)
 {
-    u8 *h = read_at(r, 0, FILE_HEADER_SIZE, "file header");
-    int ret = -1;
-    u8 *attrs = NULL, *table = NULL;
-    if (!h)
-        return -1;
-    u64 hsize = rd64(h + 8), attr_size = rd64(h + 16);
-    u64 a_off = rd64(h + 24), a_size = rd64(h + 32);
-    u64 d_off = rd64(h + 40), d_size = rd64(h + 48);
-    if (hsize < FILE_HEADER_SIZE) {
-        set_err(r, 8, "header size %" PRIu64 " is impossible", hsize);
-        goto out;
-    }
-    if (past_end(r, 8, "file header", 0, hsize, file_size))
-        goto out;
-    if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096) {
-        set_err(r, 16, "attr size %" PRIu64 " is impossible", attr_size);
-        goto out;
-    }
-    if (a_size % attr_size || !a_size) {
-        set_err(r, 24, "attr section (offset %" PRIu64 ", %" PRIu64 " bytes) is impossible",
-                a_off, a_size);
-        goto out;
-    }
-    if (past_end(r, 24, "attr section", a_off, a_size, file_size))
-        goto out;
-    if (d_off < hsize) {
-        set_err(r, 40, "data offset %" PRIu64 " is inside the file header", d_off);
-        goto out;
-    }
-    if (past_end(r, 40, "data section", d_off, 0, file_size))
-        goto out;
-    if (!(attrs = read_at(r, a_off, a_size, "attr section")))
-        goto out;
-    for (u64 i = 0; i < a_size / attr_size; i++) {
-        const u8 *e = attrs + i * attr_size;
-        u64 ids_off = rd64(e + attr_size - 16), ids_size = rd64(e + attr_size - 8);
-        u64 eoff = a_off + i * attr_size;
-        if (ids_size % 8) {
-            set_err(r, eoff, "event ids (offset %" PRIu64 ", %" PRIu64 " bytes) are impossible",
-                    ids_off, ids_size);
-            goto out;
-        }
-        if (past_end(r, eoff, "event ids", ids_off, ids_size, file_size))
-            goto out;
-        u8 *ids = ids_size ? read_at(r, ids_off, ids_size, "event ids") : NULL;
-        if (ids_size && !ids)
-            goto out;
-        int bad = add_attr(r, eoff, e, (size_t)attr_size - 16, ids, (size_t)(ids_size / 8));
-        free(ids);
-        if (bad)
-            goto out;
-    }
+    struct file_header h;
+    int err = read_header(r, file_size, &h);
+    if (!err)
+        err = read_attrs(r, &h, file_size);
+    if (err)
+        return err;
+    u64 d_off = h.data.offset;
     /* A header with no data size, or data past the end, means perf did not
      * finish writing: read what is there. */
-    if (d_size == 0 || d_size > file_size - d_off) {
+    if (h.data.size == 0 || h.data.size > file_size - d_off) {
         r->truncated = 1;
         warnx_("%s: the file is incomplete (perf did not finish writing it); "
-               "reading the %" PRIu64 " bytes present", r->path, file_size - d_off);
+               "reading the %" PRIu64 " bytes present", r->shown, file_size - d_off);
         r->src.end = file_size;
     } else {
-        r->src.end = d_off + d_size;
-        /* Feature sections follow the data, one {offset,size} per set bit. */
-        int n_feat = 0;
-        for (int b = 0; b < FEAT_BITS; b++)
-            n_feat += (rd64(h + 72 + 8 * (b / 64)) >> (b % 64)) & 1;
-        u64 t_off = d_off + d_size;
-        if (n_feat && file_size - t_off < 16ull * n_feat) {
-            warnx_("%s: feature sections missing; event names are derived", r->path);
-        } else if (n_feat) {
-            if (!(table = read_at(r, t_off, 16ull * n_feat, "feature table")))
-                goto out;
-            int k = 0;
-            for (int b = 0; b < FEAT_BITS; b++) {
-                if (!((rd64(h + 72 + 8 * (b / 64)) >> (b % 64)) & 1))
-                    continue;
-                u64 f_off = rd64(table + 16 * k), f_size = rd64(table + 16 * k + 8);
-                k++;
-                if (b != FEAT_EVENT_DESC && b != FEAT_BUILD_ID && b != FEAT_TRACING_DATA)
-                    continue;
-                char what[32];
-                snprintf(what, sizeof(what), "feature %d section", b);
-                if (past_end(r, t_off + 16 * (k - 1), what, f_off, f_size, file_size))
-                    goto out;
-                u8 *f = read_at(r, f_off, f_size, "feature section");
-                int bad = !f || parse_feature(r, b, f_off, f, (size_t)f_size) < 0;
-                if (f && b == FEAT_TRACING_DATA && !r->tdata) {    /* kept, not copied */
-                    r->tdata = f;
-                    r->tdata_size = (size_t)f_size;
-                    f = NULL;
-                }
-                free(f);
-                if (bad)
-                    goto out;
-            }
-        }
+        r->src.end = d_off + h.data.size;
+        if ((err = read_features(r, &h, file_size)))
+            return err;
     }
     r->src.off = d_off;
     r->data_start = d_off;
     r->total = r->src.end - d_off;
-    src_map(&r->src, r->path);
-    ret = 0;
-out:
-    free(h);
-    free(attrs);
-    free(table);
-    return ret;
+    src_map(&r->src, r->shown);
+    return 0;
 }
 
-struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen)
+/* A system call on the input failed with err: said, and returned negated. */
+static int sys_failed(struct perf_reader *r, int err)
 {
-    struct perf_reader *r = xcalloc(1, sizeof(*r));
-    struct stat st;
-    r->path = xstrdup(path);
-    r->src.fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-    if (r->src.fd < 0 || fstat(r->src.fd, &st) < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
-        goto fail;
+    warnx_("%s: %s", r->shown, strerror(err));
+    return -err;
+}
+
+/* The first 16 bytes: perf.data's magic, in this machine's byte order. */
+static int check_magic(struct perf_reader *r, ssize_t n)
+{
+    u64 magic = n >= 8 ? rd64(r->src.buf) : 0;
+    if (n < 16 || (magic != MAGIC_PERFILE2 && magic != __builtin_bswap64(MAGIC_PERFILE2))) {
+        if (n >= 8 && memcmp(r->src.buf, "PERFFILE", 8) == 0)
+            return bad(r, 0, "perf.data version 1 is not supported");
+        return bad(r, 0, "not a perf.data file (no PERFILE2 magic)");
     }
+    if (magic != MAGIC_PERFILE2)
+        return bad(r, 0, "perf.data of the other endianness is not supported");
+    return 0;
+}
+
+/* Opens the input and reads what comes before the records. */
+static int open_input(struct perf_reader *r)
+{
+    struct stat st;
+    r->src.fd = strcmp(r->path, "-") == 0 ? 0 : open(r->path, O_RDONLY | O_CLOEXEC);
+    if (r->src.fd < 0 || fstat(r->src.fd, &st) < 0)
+        return sys_failed(r, errno);
     if (S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "is a directory (perf record --dir is not supported)");
-        goto fail;
+        warnx_("%s: is a directory (perf record --dir is not supported)", r->shown);
+        return -EISDIR;
     }
     r->src.seekable = S_ISREG(st.st_mode);
     r->src.buf = xmalloc(SRC_BUF_SIZE);
     r->src.end = UINT64_MAX;
     ssize_t n = src_want(&r->src, 16);
-    if (n < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
-        goto fail;
-    }
-    u64 magic = n >= 8 ? rd64(r->src.buf) : 0;
-    if (n < 16 || (magic != MAGIC_PERFILE2 && magic != __builtin_bswap64(MAGIC_PERFILE2))) {
-        if (n >= 8 && memcmp(r->src.buf, "PERFFILE", 8) == 0)
-            snprintf(err, errlen, "offset 0: perf.data version 1 is not supported");
-        else
-            snprintf(err, errlen, "offset 0: not a perf.data file (no PERFILE2 magic)");
-        goto fail;
-    }
-    if (magic != MAGIC_PERFILE2) {
-        snprintf(err, errlen, "offset 0: perf.data of the other endianness is not supported");
-        goto fail;
-    }
-    u64 hsize = rd64(r->src.buf + 8);
-    if (hsize == 16) {                       /* pipe mode: records follow */
+    int err = n < 0 ? sys_failed(r, (int)-n) : check_magic(r, n);
+    if (err)
+        return err;
+    if (rd64(r->src.buf + 8) == 16) {       /* pipe mode: records follow */
         r->pipe_mode = 1;
         src_take(&r->src, 16);
         r->total = r->src.seekable ? (u64)st.st_size : 0;
-    } else if (!r->src.seekable) {
-        snprintf(err, errlen, "offset 8: a file-mode perf.data cannot be read from a pipe; "
-                 "name the file instead");
-        goto fail;
-    } else {
-        r->src.len = r->src.pos = 0;         /* file mode reads by offset */
-        if (open_file_mode(r, (u64)st.st_size) < 0) {
-            snprintf(err, errlen, "%s", r->err);
-            goto fail;
+        return 0;
+    }
+    if (!r->src.seekable)
+        return bad(r, FIELD(size), "a file-mode perf.data cannot be read from a pipe; "
+                   "name the file instead");
+    r->src.len = r->src.pos = 0;            /* file mode reads by offset */
+    return open_file_mode(r, (u64)st.st_size);
+}
+
+struct perf_reader *perf_reader__open(const char *path)
+{
+    struct perf_reader *r = xcalloc(1, sizeof(*r));
+    r->path = xstrdup(path);
+    r->shown = strcmp(path, "-") ? r->path : "<stdin>";
+    int err = open_input(r);
+    if (!err) {
+        r->zs = ZSTD_createDStream();
+        if (!r->zs)
+            util__out_of_memory();  /* zstd's own malloc failed: one message, as for ours */
+        if (ZSTD_isError(ZSTD_initDStream(r->zs))) {
+            warnx_("%s: cannot initialise zstd", r->shown);
+            err = -ENOMEM;
         }
     }
-    r->zs = ZSTD_createDStream();
-    if (!r->zs)
-        util__out_of_memory();      /* zstd's own malloc failed: one message, as for ours */
-    if (ZSTD_isError(ZSTD_initDStream(r->zs))) {
-        snprintf(err, errlen, "cannot initialise zstd");
-        goto fail;
+    if (err) {
+        perf_reader__delete(r);
+        errno = -err;
+        return NULL;
     }
     return r;
-fail:
-    perf_reader__delete(r);
-    return NULL;
 }
 
 void perf_reader__delete(struct perf_reader *r)
@@ -495,10 +564,8 @@ void perf_reader__delete(struct perf_reader *r)
 static int decompress(struct perf_reader *r, const struct raw *rec)
 {
     size_t hdr = rec->type == REC_COMPRESSED2 ? 16 : 8;
-    if (rec->size < hdr) {
-        set_err(r, rec->off, "compressed record of %u bytes is too short", rec->size);
-        return -1;
-    }
+    if (rec->size < hdr)
+        return bad(r, rec->off, "compressed record of %u bytes is too short", rec->size);
     size_t n = rec->size - hdr;
     if (rec->type == REC_COMPRESSED2 && rd64(rec->p + 8) < n)
         n = (size_t)rd64(rec->p + 8);
@@ -513,11 +580,9 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
      * call that fills the output may keep decompressed bytes back. */
     for (;;) {
         if (r->zcap - r->zlen < 65536) {
-            if (r->zcap >= MAX_DECOMPRESSED) {
-                set_err(r, rec->off, "compressed record expands beyond %u bytes",
+            if (r->zcap >= MAX_DECOMPRESSED)
+                return bad(r, rec->off, "compressed record expands beyond %u bytes",
                         MAX_DECOMPRESSED);
-                return -1;
-            }
             GROW(r->z, r->zcap, r->zlen + 65536);
         }
         ZSTD_outBuffer out = {r->z + r->zlen, r->zcap - r->zlen, 0};
@@ -527,8 +592,7 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
             /* under a memory limit zstd's own malloc fails: not the file's fault */
             if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
                 util__out_of_memory();
-            set_err(r, rec->off, "compressed record: %s", ZSTD_getErrorName(ret));
-            return -1;
+            return bad(r, rec->off, "compressed record: %s", ZSTD_getErrorName(ret));
         }
         r->zlen += out.pos;
         if (out.pos < out.size && (in.pos == in.size || in.pos == before))
@@ -544,10 +608,8 @@ static int record_header(struct perf_reader *r, const u8 *p, u64 off, struct raw
     memcpy(&rec->size, p + 6, 2);
     rec->p = p;
     rec->off = off;
-    if (rec->size < 8) {
-        set_err(r, off, "record size %u is smaller than a record header", rec->size);
-        return -1;
-    }
+    if (rec->size < 8)
+        return bad(r, off, "record size %u is smaller than a record header", rec->size);
     return 0;
 }
 
@@ -559,82 +621,86 @@ static int compressed_tail(struct perf_reader *r)
 {
     if (r->zlen > r->zpos && !r->truncated)
         warnx_("%s: the compressed data ends inside a record (%zu bytes of it): perf"
-               " lost the last records it wrote", r->path, r->zlen - r->zpos);
+               " lost the last records it wrote", r->shown, r->zlen - r->zpos);
     if (r->zlen > r->zpos)
         r->truncated = 1;
     return 0;
 }
 
-/* The next whole record: 1, 0 at the end of the input, -1 on error. */
+/* In a pipe the tracepoint formats (size bytes, padded to 8) follow their
+ * record; the first copy is kept for tracedata.c.  Returns 0, or -ENODATA
+ * when the input ends inside them. */
+static int pipe_tracing_data(struct perf_reader *r, u64 size)
+{
+    u64 skip = (size + 7) & ~7ull, at = 0;
+    int keep = !r->tdata && size <= MAX_SECTION;
+    if (keep)
+        r->tdata = xmalloc(size ? size : 1);
+    while (skip) {
+        ssize_t k = src_want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
+        if (k <= 0)
+            return -ENODATA;
+        if (keep && at < size)
+            memcpy(r->tdata + at, src_ptr(&r->src), (size_t)(size - at < (u64)k ? size - at : (u64)k));
+        at += (u64)k;
+        src_take(&r->src, (size_t)k);
+        skip -= (u64)k;
+    }
+    if (keep)
+        r->tdata_size = (size_t)size;
+    return 0;
+}
+
+/* The next whole record: 1, 0 at the end of the input, a negative errno
+ * on bad input. */
 static int next_raw(struct perf_reader *r, struct raw *rec)
 {
     for (;;) {
         /* Records already decompressed come first. */
         if (r->zlen - r->zpos >= 8) {
-            if (record_header(r, r->z + r->zpos, r->zoff, rec) < 0)
-                return -1;
+            int err = record_header(r, r->z + r->zpos, r->zoff, rec);
+            if (err)
+                return err;
             if (r->zlen - r->zpos >= rec->size) {
                 r->zpos += rec->size;
                 rec->mapped = 0;
-                if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2) {
-                    set_err(r, rec->off, "compressed record inside compressed data");
-                    return -1;
-                }
+                if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2)
+                    return bad(r, rec->off, "compressed record inside compressed data");
                 return 1;
             }
         }
         ssize_t n = src_want(&r->src, 8);
-        if (n < 0) {
-            set_err(r, r->src.off, "read error: %s", strerror(errno));
-            return -1;
-        }
+        if (n < 0)
+            return read_failed(r, r->src.off, (int)-n);
         if (n == 0)
             return compressed_tail(r);
         if (n < 8)
             goto tail;
-        if (record_header(r, src_ptr(&r->src), r->src.off, rec) < 0)
-            return -1;
+        int err = record_header(r, src_ptr(&r->src), r->src.off, rec);
+        if (err)
+            return err;
         n = src_want(&r->src, rec->size);
-        if (n < 0) {
-            set_err(r, r->src.off, "read error: %s", strerror(errno));
-            return -1;
-        }
+        if (n < 0)
+            return read_failed(r, r->src.off, (int)-n);
         if ((size_t)n < rec->size)
             goto tail;
         rec->p = src_ptr(&r->src);
         rec->mapped = r->src.map != NULL;
         src_take(&r->src, rec->size);
         if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2) {
-            if (decompress(r, rec) < 0)
-                return -1;
+            if ((err = decompress(r, rec)))
+                return err;
             continue;
         }
-        if (rec->type == REC_TRACING_DATA && r->pipe_mode && rec->size >= 12) {
-            /* In a pipe the tracepoint formats follow the record, padded;
-             * the first copy is kept for tracedata.c. */
-            u64 size = rd32(rec->p + 8), skip = (size + 7) & ~7ull, at = 0;
-            int keep = !r->tdata && size <= MAX_SECTION;
-            if (keep)
-                r->tdata = xmalloc(size ? size : 1);
-            while (skip) {
-                ssize_t k = src_want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
-                if (k <= 0)
-                    goto tail;
-                if (keep && at < size)
-                    memcpy(r->tdata + at, src_ptr(&r->src), (size_t)(size - at < (u64)k ? size - at : (u64)k));
-                at += (u64)k;
-                src_take(&r->src, (size_t)k);
-                skip -= (u64)k;
-            }
-            if (keep)
-                r->tdata_size = (size_t)size;
-        }
+        if (rec->type == REC_TRACING_DATA && r->pipe_mode && rec->size >= 12 &&
+            pipe_tracing_data(r, rd32(rec->p + 8)) < 0)
+            goto tail;
         return 1;
     }
 tail:
     if (!r->truncated)
         warnx_("%s: the input ends inside the record at offset %" PRIu64
-               "; using the records before it", r->path, r->src.off);
+               "; using the records before it", r->shown, r->src.off);
     r->truncated = 1;
     return 0;
 }
@@ -658,11 +724,12 @@ static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *re
     return attr_by_id(r, id, idx);
 }
 
-/* Decode a queued-type record into ev: 1 done, 0 skip, -1 error. */
+/* Decode a queued-type record into ev: 1 done, 0 skip, a negative errno
+ * on bad input. */
 static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *ev)
 {
     struct raw rec = *raw;
-    char why[200];
+    const char *part;
     size_t idx;
     if ((uintptr_t)rec.p & 7) {         /* keep u64 arrays aligned */
         memcpy(r->scratch, rec.p, rec.size);
@@ -671,10 +738,12 @@ static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *
     const struct pd_attr *a = attr_of(r, &rec, &idx);
     if (!a)
         return 0;                       /* perf skips records of unknown events */
-    int k = record_parse(a, &r->layouts[idx], &rec, ev, why, sizeof(why));
+    int k = record_parse(a, &r->layouts[idx], &rec, ev, &part);
+    if (k < 0 && rec.type == PERF_RECORD_SAMPLE)
+        return bad(r, rec.off, "SAMPLE record of %u bytes: %s do not fit", rec.size, part);
     if (k < 0)
-        set_err(r, rec.off, "%s", why);
-    else if (k > 0 && ev->type == PD_SAMPLE)
+        return bad(r, rec.off, "record of type %u and %u bytes is malformed", rec.type, rec.size);
+    if (k > 0 && ev->type == PD_SAMPLE)
         ev->u.sample.attr_idx = (unsigned)idx;
     return k;
 }
@@ -689,10 +758,8 @@ static int user_record(struct perf_reader *r, const struct raw *rec)
         u32 asz = body >= 8 ? rd32(b + 4) : 0;
         if (asz == 0)
             asz = PERF_ATTR_SIZE_VER0;
-        if (asz > body) {
-            set_err(r, rec->off, "HEADER_ATTR: attr of %u bytes in %zu", asz, body);
-            return -1;
-        }
+        if (asz > body)
+            return bad(r, rec->off, "HEADER_ATTR: attr of %u bytes in %zu", asz, body);
         return add_attr(r, rec->off, b, body, b + asz, (body - asz) / 8);
     }
     case REC_HEADER_BUILD_ID:
@@ -717,12 +784,34 @@ static int user_record(struct perf_reader *r, const struct raw *rec)
     return 0;
 }
 
+/* Whether rec is a LOST or LOST_SAMPLES record: then counted, in total
+ * and for its event. */
+static int count_lost(struct perf_reader *r, const struct raw *rec)
+{
+    if (rec->type == PERF_RECORD_LOST && rec->size >= 24) {
+        /* the record names the event whose buffer overflowed */
+        struct pd_attr *a = attr_by_id(r, rd64(rec->p + 8), &(size_t){0});
+        r->lost += rd64(rec->p + 16);
+        if (a)
+            a->lost += rd64(rec->p + 16);
+        return 1;
+    }
+    if (rec->type == PERF_RECORD_LOST_SAMPLES && rec->size >= 16) {
+        size_t idx;
+        r->lost += rd64(rec->p + 8);
+        if (attr_of(r, rec, &idx))
+            r->attrs[idx].lost += rd64(rec->p + 8);
+        return 1;
+    }
+    return 0;
+}
+
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
 {
     struct raw rec;
     for (;;) {
         if (r->failed)
-            return -1;
+            return r->failed;
         u32 size;
         while ((rec.p = pd_queue__next(&r->queue, &size, &rec.off))) {
             rec.size = (u16)size;
@@ -742,7 +831,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
         }
         int k = next_raw(r, &rec);
         if (k < 0)
-            return -1;
+            return k;
         if (k == 0) {
             r->at_end = 1;
             continue;
@@ -750,36 +839,18 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
         if (rec.type >= 64) {
             k = user_record(r, &rec);
             if (k < 0)
-                return -1;
+                return k;
             if (k == 1)                 /* FINISHED_ROUND */
                 pd_queue__round(&r->queue);
             continue;
         }
-        if (rec.type == PERF_RECORD_LOST && rec.size >= 24) {
-            /* counted per event too: the record names the one whose
-             * buffer overflowed */
-            struct pd_attr *a = attr_by_id(r, rd64(rec.p + 8), &(size_t){0});
-            r->lost += rd64(rec.p + 16);
-            if (a)
-                a->lost += rd64(rec.p + 16);
-            continue;
-        }
-        if (rec.type == PERF_RECORD_LOST_SAMPLES && rec.size >= 16) {
-            size_t idx;
-            r->lost += rd64(rec.p + 8);
-            if (attr_of(r, &rec, &idx))
-                r->attrs[idx].lost += rd64(rec.p + 8);
-            continue;
-        }
-        if (!record_is_queued(rec.type))
+        if (count_lost(r, &rec) || !record_is_queued(rec.type))
             continue;
         size_t idx;
         const struct pd_attr *a = attr_of(r, &rec, &idx);
         if (!a) {
-            if (r->n_attrs == 0) {
-                set_err(r, rec.off, "record of type %u before any event attr", rec.type);
-                return -1;
-            }
+            if (r->n_attrs == 0)
+                return bad(r, rec.off, "record of type %u before any event attr", rec.type);
             continue;
         }
         u64 time = record_time(&r->layouts[idx], &rec);
@@ -793,11 +864,6 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
         }
         pd_queue__push(&r->queue, rec.p, rec.size, rec.mapped, time, rec.off);
     }
-}
-
-const char *perf_reader__error(const struct perf_reader *r)
-{
-    return r->err;
 }
 
 int perf_reader__truncated(const struct perf_reader *r)

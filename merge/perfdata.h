@@ -99,19 +99,22 @@ struct perf_reader;
 
 /*
  * Open PATH ("-" = standard input) and read its header, attrs and feature
- * sections.  On failure returns NULL and writes "offset N: what is wrong"
- * (or the system error) into err.
+ * sections.  On failure returns NULL with errno set, after printing what is
+ * wrong in one line: "pymerge: PATH: offset N: what is wrong" for bad input
+ * ("<stdin>" names standard input), "pymerge: PATH: " and the system's
+ * error when it cannot be read.
  */
-struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen);
+struct perf_reader *perf_reader__open(const char *path);
 void perf_reader__delete(struct perf_reader *r);   /* accepts NULL */
 
 /*
  * The next event in delivery order: 1 and *ev filled, 0 at the end of the
- * input, -1 on bad input (see perf_reader__error).  A missing tail is not
- * an error: it returns 0 and perf_reader__truncated() says so.
+ * input, a negative errno on bad input (said as perf_reader__open says it,
+ * once; every later call returns the same).  A missing tail is not an
+ * error: it returns 0, after a warning, and perf_reader__truncated() says
+ * so.
  */
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev);
-const char *perf_reader__error(const struct perf_reader *r);
 int perf_reader__truncated(const struct perf_reader *r);
 /* Pipe mode: perf may still be recording, and its processes running. */
 int perf_reader__pipe_mode(const struct perf_reader *r);

@@ -447,7 +447,6 @@ static char *dir_of(const char *path)
 
 int pipeline__run(const char *path, const struct pipeline_opts *o, struct profile **out)
 {
-    char err[400];
     struct run *x = xcalloc(1, sizeof(*x));
     struct pd_event ev;
     int ret = -EINVAL, k;
@@ -457,11 +456,9 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
 
     x->o = o;
     fpcheck__init(&x->fc);
-    x->r = perf_reader__open(path, err, sizeof(err));
-    if (!x->r) {
-        fprintf(stderr, "pymerge: %s: %s\n", shown, err);
+    x->r = perf_reader__open(path);         /* says why it fails */
+    if (!x->r)
         goto out;
-    }
     if (o->event) {
         size_t i, n = perf_reader__n_attrs(x->r);
         for (i = 0; i < n; i++)
@@ -532,10 +529,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     if (tty)
         progress(x, 1);
     ret = -EINVAL;
-    if (k < 0) {
-        fprintf(stderr, "pymerge: %s: %s\n", shown, perf_reader__error(x->r));
+    if (k < 0)                              /* said by the reader */
         goto out;
-    }
     if (x->st)
         stitch__finish(x->st);
     if (x->typed)

@@ -12,7 +12,10 @@
  *     message text;
  *   - exit statuses are decided in main.c alone (0 done, 1 bad usage, 2 bad
  *     input, a failed write or no memory, 3 a diff gate exceeded), and so is
- *     what running out of memory does (util__on_oom).
+ *     what running out of memory does (util__on_oom).  Two places end the
+ *     process where they are, because nothing can be returned from them:
+ *     main.c's out-of-memory handler, and pdsrc.c's SIGBUS handler (an
+ *     input file truncated while mapped); both with status 2.
  *
  * Allocation goes through one place so that running out of memory is one
  * clear message instead of a NULL dereference somewhere downstream.

@@ -73,6 +73,11 @@ const struct writer *writer__find(const char *name)
     return NULL;
 }
 
+const struct writer *writer__at(size_t i)
+{
+    return i < sizeof(writers) / sizeof(*writers) ? &writers[i] : NULL;
+}
+
 int writer__has_stacks(const struct profile *p)
 {
     size_t w = profile__weight(p);

@@ -28,6 +28,8 @@ struct writer {
 
 /* The writer called name, or NULL. */
 const struct writer *writer__find(const char *name);
+/* The i-th writer of the table, or NULL past its end: to list them. */
+const struct writer *writer__at(size_t i);
 
 /* Whether any stack of p weighs something.  The rule of every format:
  * a profile without one is no output at all (an error, with nothing

@@ -27,8 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data = buf;
     size += 16;
 #endif
-    char err[256];
-    struct perf_reader *r = perf_reader__open(memfile(data, size), err, sizeof(err));
+    struct perf_reader *r = perf_reader__open(memfile(data, size));
     if (!r)
         return 0;
     struct pd_event ev;

@@ -232,6 +232,54 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(p, '<stdin>', 'pipe')
 
 
+class UsageTest(unittest.TestCase):
+    """A bad option or value: exit status 1 and one line naming the option
+    and what it takes, whatever the command."""
+
+    def check(self, args, *needles):
+        p = subprocess.run([PYMERGE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT, errors='surrogateescape')
+        self.assertEqual((p.returncode, p.stdout), (1, ''), (args, p.stderr))
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, (args, p.stderr))
+        self.assertTrue(lines[0].startswith('pymerge: ') and lines[0].endswith('see pymerge --help'),
+                        lines[0])
+        for n in needles:
+            self.assertIn(n, lines[0], args)
+
+    def test_bad_values_name_the_allowed_ones(self):
+        self.check(['--view', 'sideways', FP], '--view sideways', 'native, mixed or python')
+        self.check(['--mode', 'gpu', FP], '--mode gpu', 'cpu, offcpu, wall, syscalls, calls, '
+                   'alloc or leaks')
+        self.check(['--input', 'json', FP], '--input json', 'perf, folded or pprof')
+        self.check(['--format', 'png', FP], '--format png', 'folded, svg, speedscope, pprof, '
+                   'trace, table, growth or live')
+        self.check(['--width', '5', FP], '--width 5', 'from 100 to 100000')
+        self.check(['--interval', '0', FP], '--interval 0', 'from 0.01 to 3600')
+        self.check(['--only', '(', FP], '--only (', 'extended regular expression')
+        self.check(['--at', 'soon', FP], '--at soon', 'end, peak or a number of seconds')
+
+    def test_each_command_its_own_formats(self):
+        """diff draws svg or a table; merge keeps no time order, so no
+        trace or speedscope."""
+        self.check(['diff', '--format', 'folded', FP, FP], '--format folded', 'svg or table')
+        self.check(['merge', '--format', 'trace', FP], '--format trace',
+                   'folded, svg, pprof, table')
+
+    def test_options_and_inputs(self):
+        self.check(['--no-such-option', FP], '--no-such-option', 'no such option')
+        self.check(['--view'], '--view', 'needs a value', 'native, mixed or python')
+        self.check(['--pid=3', FP], '--pid=3', 'takes no value')
+        self.check(['--label', 'a=b', FP], '--label', 'only for pymerge merge')
+        self.check(['merge', '--label', 'host', FP], '--label host', 'KEY=VALUE')
+        self.check(['merge', '--label', 'a=b'], '--label a=b', 'no input follows')
+        self.check(['merge'], 'merge', 'no input')
+        self.check(['diff', FP], 'diff', 'two inputs', '1 given')
+        self.check([FP, FP], 'one input at most', '2 given')
+        self.check(['--format', 'live', '-o', os.path.join(TMP, 'x'), FP], '--format live',
+                   'standard output')
+
+
 class LostTest(unittest.TestCase):
 
     def test_lost_records_are_counted(self):

@@ -44,16 +44,13 @@ static void dump(struct tracedata *td, const struct pd_sample *s)
 
 int main(int argc, char **argv)
 {
-    char err[400];
     if (argc != 2) {
         fputs("usage: tracedump FILE|-\n", stderr);
         return 2;
     }
-    struct perf_reader *r = perf_reader__open(argv[1], err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "tracedump: %s: %s\n", argv[1], err);
+    struct perf_reader *r = perf_reader__open(argv[1]);    /* says why it fails */
+    if (!r)
         return 2;
-    }
     struct tracedata *td = NULL;
     struct pd_event ev;
     int k;
@@ -71,8 +68,6 @@ int main(int argc, char **argv)
         }
         dump(td, &ev.u.sample);
     }
-    if (k < 0)
-        fprintf(stderr, "tracedump: %s: %s\n", argv[1], perf_reader__error(r));
     tracedata__delete(td);
     perf_reader__delete(r);
     return k < 0 || fflush(stdout) != 0 ? 2 : 0;
