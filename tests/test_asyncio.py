@@ -18,16 +18,12 @@ PYMERGE and PYPERFMAP_PATH set; TEST_PYTHONS lists the interpreters.
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 from collections import Counter
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
-PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
+from harness import RECORD, PYMERGE, PYTHONS, run
+
 
 # Each task burns its CPU seconds in 2 ms steps and yields between them, so
 # that all of them interleave; it measures its own CPU time (process_time
@@ -94,12 +90,6 @@ CHAINS = {
 }
 
 
-def run(args, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=PYPATH, PYPERFMAP_TASKS="1", **(env_extra or {}))
-    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300)
-
-
 def version(py):
     return tuple(int(x) for x in run([py, "-c", "import sys; print('%d %d' % sys.version_info[:2])"])
                  .stdout.split())
@@ -135,7 +125,7 @@ class TaskFrames(unittest.TestCase):
             f.write(PROGRAM)
         out = os.path.join(self.dir, "rec-%s-%d" % (os.path.basename(py), no_accel))
         r = run([RECORD, "-F", "999", "-o", out, "--", py, script],
-                {"NO_ACCEL": "1" if no_accel else "0"})
+                {"NO_ACCEL": "1" if no_accel else "0", "PYPERFMAP_TASKS": "1"})  # task frames are opt-in
         self.assertEqual(r.returncode, 0, "pyperf-record failed: " + r.stderr)
         return out, json.loads(r.stdout.strip().splitlines()[-1])
 

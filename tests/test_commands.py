@@ -16,9 +16,8 @@ import tempfile
 import textwrap
 import unittest
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ["PYPERFMAP_PATH"]
+from harness import RECORD, PYPATH, run
+
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
 # Children of every kind, each burning CPU in a function named for its kind
@@ -63,13 +62,6 @@ def subprocess_work():
 subprocess_work()
 print(os.getpid())
 """
-
-
-def run(args, env=None, **kw):
-    e = dict(os.environ, PYTHONPATH=PYPATH)
-    e.update(env or {})
-    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, **kw)
 
 
 class Scratch(unittest.TestCase):

@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 import unittest
 
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import PYMERGE, run
+
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 CHROMIUM = shutil.which("chromium")
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
@@ -27,12 +27,6 @@ app;<module> (app.py);main (app.py);phase_b (app.py) 500
 app;<module> (app.py);main (app.py);phase_b (app.py);write;sys_write_[k] 120
 app;<module> (app.py);main (app.py);phase_c (app.py) 80
 """
-
-
-def run(args, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH)
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, env=env, **kw)
 
 
 class Scratch(unittest.TestCase):

@@ -18,20 +18,12 @@ import unittest
 import pyperfmap
 from pyperfmap import _pyperfmap
 
+from harness import run
+
 LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) (.+)$")
 SIZE = "%x" % _pyperfmap.TRAMPOLINE_SIZE
 PY = sys.executable
 PERF = shutil.which("perf")
-
-
-def run(args, *, env=None, cwd=None, timeout=300, check=False):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run(args, env=e, cwd=cwd, timeout=timeout, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    if check and p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p
 
 
 def read_map(path, exact=True):

@@ -12,9 +12,8 @@ import textwrap
 import time
 import unittest
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import SCRIPTS, RECORD, PYPATH, run
+
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
 # Three nested Python calls, the innermost spinning.
@@ -27,13 +26,6 @@ def leaf(n):
 def middle(n): return leaf(n)
 def outer(n): return middle(n)
 """
-
-
-def run(args, env=None, **kw):
-    e = dict(os.environ, PYTHONPATH=PYPATH)
-    e.update(env or {})
-    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300, **kw)
 
 
 class Record(unittest.TestCase):

@@ -69,8 +69,8 @@ def record(tmp, name, sizes, cmd, paths=False):
     events = []
     for size in sizes:
         events += ['-e', event(size)]
-    # 16 MiB of ring buffer: a loaded CI machine lost 5% of the 16 KiB
-    # samples with perf's default, and a lost sample can be the one that
+    # 16 MiB of ring buffer: with perf's default a loaded machine loses
+    # some of the 16 KiB samples, and a lost sample can be the one that
     # would have completed another.
     subprocess.run(['perf', 'record', '-q', '-m', '16M', '-o', data] + events + ['--'] + cmd, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -254,10 +254,9 @@ class RealPrograms(Stitching):
 
     # The plain hook at the default copy completes only through activations:
     # a sample of a request none of whose samples reached out of it stays
-    # truncated.  Measured on this machine kind beside another CI run:
-    # Django 98.0-98.4% complete (worst gap 2.3 points), 96.4-99.2% under the
-    # sanitizers (3.5 points), numpy 97.97%; quiet runs met 98% and 2 points.
-    # Paths (the tests below, 16 KiB) hold 98% and 3 points loaded.
+    # truncated, so it is asked for less than paths (the tests below, 16
+    # KiB), which complete 98% of the stacks within 3 points even on a
+    # loaded machine.
     PLAIN = dict(least=0.94, most=0.05)
 
     def test_django(self):
