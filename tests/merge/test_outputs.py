@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import PYMERGE, run
+from pmtest import PYMERGE, run
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 CHROMIUM = shutil.which("chromium")
