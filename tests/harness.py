@@ -9,6 +9,8 @@ extension is instrumented, the interpreter is not)."""
 import os
 import shutil
 import subprocess
+import tempfile
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.environ.get("PYPERF_SCRIPTS") or os.path.join(HERE, "..", "perf-scripts")
@@ -49,3 +51,31 @@ def run(args, env=None, base=None, timeout=TIMEOUT, check=False, **kw):
 def output(args, **kw):
     """The standard output of args, which must exit 0."""
     return run(args, check=True, **kw).stdout
+
+
+class Scratch(unittest.TestCase):
+    """A test with a folder of its own (self.dir) and a list of the perf
+    maps its programs write (self.maps), both removed after each test."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pyperf-test-")
+        self.maps = []
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for m in self.maps:
+            try:
+                os.unlink(m)
+            except OSError:
+                pass
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text, mode=0o644):
+        """The file name in self.dir, holding text; its path."""
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        return path

@@ -12,10 +12,10 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import textwrap
 import unittest
 
+import harness
 from harness import RECORD, PYPATH, run
 
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
@@ -64,23 +64,9 @@ print(os.getpid())
 """
 
 
-class Scratch(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperf-commands-")
-        self.maps = []
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        for m in self.maps:
-            if os.path.exists(m):
-                os.unlink(m)
-
+class Scratch(harness.Scratch):
     def script(self, body, name="app.py", mode=0o644):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body).lstrip())
-        os.chmod(path, mode)
-        return path
+        return self.write(name, textwrap.dedent(body).lstrip(), mode)
 
     def kids(self, burn):
         self.script(CHILD.replace("BURN", str(burn)), name="child.py")

@@ -18,6 +18,7 @@ import unittest
 import pyperfmap
 from pyperfmap import _pyperfmap
 
+import harness
 from harness import run
 
 LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) (.+)$")
@@ -49,26 +50,9 @@ def names(entries):
     return [n for _, _, n in entries]
 
 
-class Scratch(unittest.TestCase):
-    """A temporary folder, and removal of the maps the test's children wrote."""
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperfmap-test-")
-        self.maps = []
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        for m in self.maps:
-            try:
-                os.unlink(m)
-            except OSError:
-                pass
-
+class Scratch(harness.Scratch):
     def script(self, body, name="prog.py"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body))
-        return path
+        return self.write(name, textwrap.dedent(body))
 
     def map_of(self, pid):
         path = "/tmp/perf-%d.map" % pid

@@ -7,12 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import unittest
 
-from harness import SCRIPTS, RECORD, PYPATH, run
+from harness import SCRIPTS, RECORD, PYPATH, Scratch, run
 
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
@@ -28,18 +27,9 @@ def outer(n): return middle(n)
 """
 
 
-class Record(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperf-workflow-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+class Record(Scratch):
     def script(self, body, name="app.py"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body))
-        return path
+        return self.write(name, textwrap.dedent(body))
 
     def test_fork_maps_travel_with_the_recording(self):
         app = self.script("""
