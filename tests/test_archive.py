@@ -17,17 +17,14 @@ build's pyperfmap).
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
-from childenv import child_env
+from harness import RECORD, PYMERGE, output, run
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RECORD = os.path.join(os.environ.get("PYPERF_SCRIPTS", os.path.join(HERE, "..", "perf-scripts")),
-                      "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge")
 PYTHON = os.environ.get("PYTHON") or sys.executable
 
 LIBRARY = r"""
@@ -60,20 +57,11 @@ while time.monotonic() < end:
 """
 
 
-def run(args, env=None, check=True):
-    r = subprocess.run(args, env=env or child_env(),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=300)
-    if check and r.returncode != 0:
-        raise AssertionError("%s failed: %s" % (args, r.stderr))
-    return r
-
-
 def build(source, lib):
     src = lib + ".c"
     with open(src, "w") as f:
         f.write(source)
-    run(["gcc", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o", lib, src])
+    run(["gcc", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o", lib, src], check=True)
 
 
 class Archive(unittest.TestCase):
@@ -87,9 +75,9 @@ class Archive(unittest.TestCase):
         build(LIBRARY, cls.lib)
         cls.archived = os.path.join(cls.tmp, "archived")
         cls.plain = os.path.join(cls.tmp, "plain")
-        run([RECORD, "--archive", "-o", cls.archived, "--", PYTHON, prog, cls.lib, "2"])
-        run([RECORD, "-o", cls.plain, "--", PYTHON, prog, cls.lib, "2"])
-        cls.bid = run(["readelf", "-n", cls.lib]).stdout.split("Build ID: ")[1].split()[0]
+        run([RECORD, "--archive", "-o", cls.archived, "--", PYTHON, prog, cls.lib, "2"], check=True)
+        run([RECORD, "-o", cls.plain, "--", PYTHON, prog, cls.lib, "2"], check=True)
+        cls.bid = output(["readelf", "-n", cls.lib]).split("Build ID: ")[1].split()[0]
         build(REBUILT, cls.lib)
         # Another machine: no perf build-id cache.
         cls.home = os.path.join(cls.tmp, "home")
@@ -101,9 +89,9 @@ class Archive(unittest.TestCase):
 
     def leaves(self, folder):
         """{leaf frame of the mixed view: samples}, merged elsewhere."""
-        env = dict(os.environ, HOME=self.home)
-        env.pop("PERF_BUILDID_DIR", None)
-        r = run([PYMERGE, "--weight", "samples", os.path.join(folder, "perf.data")], env=env)
+        base = {k: v for k, v in os.environ.items() if k != "PERF_BUILDID_DIR"}
+        r = run([PYMERGE, "--weight", "samples", os.path.join(folder, "perf.data")],
+                env={"HOME": self.home}, base=base, check=True)
         out = {}
         for line in r.stdout.splitlines():
             stack, _, n = line.rpartition(" ")

@@ -18,16 +18,12 @@ PYMERGE and PYPERFMAP_PATH set; TEST_PYTHONS lists the interpreters.
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 from collections import Counter
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
-PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
+from harness import RECORD, PYMERGE, PYTHONS, run
+
 
 # Each task burns its CPU seconds in 2 ms steps and yields between them, so
 # that all of them interleave; it measures its own CPU time (process_time
@@ -92,12 +88,6 @@ CHAINS = {
     "child": ["main", "owner", "child"],
     "shielded": ["main", "shielded"],
 }
-
-
-def run(args, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=PYPATH, **(env_extra or {}))
-    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300)
 
 
 def version(py):

@@ -17,10 +17,8 @@ import textwrap
 import time
 import unittest
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ["PYPERFMAP_PATH"]
-PYTHONS = [p for p in os.environ["TEST_PYTHONS"].split(":") if p]
+from harness import RECORD, PYPATH, PYTHONS, run
+
 TIMEOUT = 300  # for any one command: a bound, never reached when things work
 
 # A plain program: nothing of pyperfmap in it.  The main thread loops through
@@ -124,11 +122,6 @@ print("errors", errors)
 print("every thread ran", sorted(rounds), main_rounds > 0)
 print("names", sorted(globals()))
 """
-
-
-def run(args, **kw):
-    return subprocess.run(args, env=dict(os.environ, PYTHONPATH=PYPATH), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT, **kw)
 
 
 def version(python):
@@ -323,9 +316,10 @@ class Attach(unittest.TestCase):
         t = self.start([python, self.script("loop.py", LOOP)])
         # A map left by an earlier process with this PID (maps outlive
         # their process; PIDs come round) says nothing about this one: it
-        # once made pyperf-record skip this check and record until killed.
-        # (One may be there already, a dead process's: this machine's /tmp
-        # has thousands; it is stale all the same, made an hour old below.)
+        # must not pass for a sign that the process runs pyperfmap already
+        # (which needs no build), so the refusal below still comes.
+        # (One may be there already, a dead process's; it is stale all the
+        # same, made an hour old below.)
         stale = "/tmp/perf-%d.map" % t.pid
         if not os.path.exists(stale):
             with open(stale, "w") as f:

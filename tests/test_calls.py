@@ -23,10 +23,8 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_modes  # noqa: E402  (the speedscope app check)
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import RECORD, PYMERGE, PYPATH, run
+
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
 TRACEFS = "/sys/kernel/tracing"
@@ -49,12 +47,6 @@ def foo():
 for _ in range(%d):
     foo()
 """ % (BAZ, BAR, FOO)
-
-
-def run(args, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH)
-    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, **kw)
 
 
 def probes_listed():

@@ -12,13 +12,12 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import textwrap
 import unittest
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ["PYPERFMAP_PATH"]
+import harness
+from harness import RECORD, PYPATH, run
+
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
 # Children of every kind, each burning CPU in a function named for its kind
@@ -65,30 +64,9 @@ print(os.getpid())
 """
 
 
-def run(args, env=None, **kw):
-    e = dict(os.environ, PYTHONPATH=PYPATH)
-    e.update(env or {})
-    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, **kw)
-
-
-class Scratch(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperf-commands-")
-        self.maps = []
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        for m in self.maps:
-            if os.path.exists(m):
-                os.unlink(m)
-
+class Scratch(harness.Scratch):
     def script(self, body, name="app.py", mode=0o644):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body).lstrip())
-        os.chmod(path, mode)
-        return path
+        return self.write(name, textwrap.dedent(body).lstrip(), mode)
 
     def kids(self, burn):
         self.script(CHILD.replace("BURN", str(burn)), name="child.py")

@@ -23,9 +23,8 @@ import tempfile
 import textwrap
 import unittest
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ["PYPERFMAP_PATH"]
+from harness import RECORD, PYPATH
+
 PYTHON = [p for p in os.environ["TEST_PYTHONS"].split(":") if p and "-fp" not in p][-1]
 TIMEOUT = 300   # for any one command: a bound, never reached when things work
 DEADLINE = 120  # seconds a contained program runs at most
@@ -183,8 +182,9 @@ class Containers(unittest.TestCase):
         self.assertIn("perf-%s.map" % pids.pop(), maps)
 
     def test_unshare_python_m_pyperfmap(self):
-        """The issue's command: pyperf-record -- unshare --fork --pid
-        --mount-proc python -m pyperfmap app.py."""
+        """pyperf-record -- unshare --fork --pid --mount-proc python -m
+        pyperfmap app.py: pyperfmap enabled by its -m entry point inside
+        the namespaces."""
         self.record_unshare([PYTHON, "-m", "pyperfmap"])
 
     def test_unshare_python_script(self):

@@ -134,7 +134,7 @@ class MissingPackages(unittest.TestCase):
 class Readme(unittest.TestCase):
     def test_every_block_parses(self):
         """Every sh block of the README is valid bash (a backslash before a
-        comment, as once in the package line, is not caught by this alone,
+        comment, which ends the command there, is not caught by this alone,
         hence the run below)."""
         with open(os.path.join(TOP, "README.md")) as f:
             for heads, code in sh_blocks(f.read()):

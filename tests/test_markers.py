@@ -25,10 +25,10 @@ import time
 import unittest
 from collections import Counter
 
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import PYPATH, PYTHONS, child_env
+
 NOMARKERS = os.environ.get("NOMARKERS_PATH", "")
 NOMARKERS_PYTHON = os.environ.get("NOMARKERS_PYTHON", "")
-PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
 SYSTEM_PYTHON = os.environ.get("SYSTEM_PYTHON", "")
 BENCH = os.environ.get("BENCH", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 TIMEOUT = 120
@@ -94,7 +94,7 @@ os._exit(0)
 LINES = {f: PROG.splitlines().index("def %s(%s):" % (f, "i" if f == "baz" else "")) + 1
          for f in ("foo", "bar", "baz")}
 CALLS = {"foo": FOO, "bar": FOO * BAR, "baz": FOO * BAR * BAZ}
-ENV = dict(os.environ, PYTHONPATH=PYPATH)
+ENV = child_env()
 
 # Every marker, with what bpftrace keeps of it: names and lines per
 # function, generations, module names and whether each was found.

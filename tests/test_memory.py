@@ -22,12 +22,9 @@ import tempfile
 import unittest
 from collections import Counter
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ["PYMERGE"]
-PYPATH = os.environ["PYPERFMAP_PATH"]
+from harness import RECORD, PYMERGE, PYPATH, PYTHONS, run
+
 EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
-PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
 PRELOAD = os.path.join(PYPATH, "pyperfmap", "libpyperfmap-preload.so")
 RATE = "32768"
@@ -142,13 +139,6 @@ if __name__ == "__main__":
         t.join()
     print("done")
 """
-
-
-def run(args, env_extra=None, timeout=TIMEOUT, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH)
-    env.update(env_extra or {})
-    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout, **kw)
 
 
 def by_function(folded, names):

@@ -18,8 +18,9 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import PYMERGE, run  # noqa: E402
 # test_pprof's program (two hot functions and a sleeping one), recorded
-from test_pprof import PYMERGE, PymergeCase, go_env, raw_stacks, record_burn, run  # noqa: E402
+from test_pprof import PymergeCase, go_env, raw_stacks, record_burn  # noqa: E402
 
 HOSTS = ("a", "b", "c")
 

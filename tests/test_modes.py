@@ -19,10 +19,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import RECORD, PYMERGE, PYPATH, run
+
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 APP = os.environ.get("SPEEDSCOPE_APP", "")
 CHROMIUM = shutil.which("chromium")
@@ -215,12 +213,6 @@ for _ in range(100):
 """
 
 
-def run(args, env_extra=None, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH, **(env_extra or {}))
-    return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, **kw)
-
-
 def folded(text):
     """[(frames, weight)] of folded output."""
     out = []
@@ -361,7 +353,7 @@ class Modes(unittest.TestCase):
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(body)
         r = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", TRACEFS_SH],
-                env_extra={"RECORD": RECORD, "PY": PYTHON, "D": self.dir})
+                env={"RECORD": RECORD, "PY": PYTHON, "D": self.dir})
         self.assertEqual(r.stdout, "done\n", r.stdout + r.stderr)
         counts = Counter()
         for frames, w in folded(self.merge("--view", "python", self.dir + "/ns-writes/perf.data").stdout):

@@ -17,10 +17,8 @@ import time
 import unittest
 from collections import Counter
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import RECORD, PYMERGE, PYPATH, run
+
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
 # Two hot functions of different weight and a sleeping one, for the wall view.
@@ -109,11 +107,6 @@ func main() {
 	}
 }
 """
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          errors="surrogateescape", timeout=600, **kw)
 
 
 def folded_stacks(text):
@@ -214,7 +207,7 @@ class PymergeCase(unittest.TestCase):
         return r
 
     def go_pprof(self, *args):
-        r = run(["go", "tool", "pprof"] + list(args), env=self.env)
+        r = run(["go", "tool", "pprof"] + list(args), base=self.env)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
 
@@ -300,11 +293,11 @@ class PprofTest(PymergeCase):
             with open(os.path.join(src, "main.go"), "w") as f:
                 f.write(GO_BURN)
             exe, pb = os.path.join(src, "goburn"), os.path.join(self.dir, "go.pb.gz")
-            r = run(["go", "build", "-o", exe, "main.go"], cwd=src, env=self.env)
+            r = run(["go", "build", "-o", exe, "main.go"], cwd=src, base=self.env)
             self.assertEqual(r.returncode, 0, r.stderr)
             # On a busy machine the runtime's signal preemption puts
             # runtime.asyncPreempt on top of spinHot in many samples.
-            r = run([exe, pb], env=dict(self.env, GODEBUG="asyncpreemptoff=1"))
+            r = run([exe, pb], base=self.env, env={"GODEBUG": "asyncpreemptoff=1"})
             self.assertEqual(r.returncode, 0, r.stderr)
             PprofTest._go = pb
         return PprofTest._go

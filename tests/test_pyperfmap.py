@@ -18,20 +18,13 @@ import unittest
 import pyperfmap
 from pyperfmap import _pyperfmap
 
+import harness
+from harness import run
+
 LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) (.+)$")
 SIZE = "%x" % _pyperfmap.TRAMPOLINE_SIZE
 PY = sys.executable
 PERF = shutil.which("perf")
-
-
-def run(args, *, env=None, cwd=None, timeout=300, check=False):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run(args, env=e, cwd=cwd, timeout=timeout, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    if check and p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p
 
 
 def read_map(path, exact=True):
@@ -57,26 +50,9 @@ def names(entries):
     return [n for _, _, n in entries]
 
 
-class Scratch(unittest.TestCase):
-    """A temporary folder, and removal of the maps the test's children wrote."""
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperfmap-test-")
-        self.maps = []
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        for m in self.maps:
-            try:
-                os.unlink(m)
-            except OSError:
-                pass
-
+class Scratch(harness.Scratch):
     def script(self, body, name="prog.py"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body))
-        return path
+        return self.write(name, textwrap.dedent(body))
 
     def map_of(self, pid):
         path = "/tmp/perf-%d.map" % pid

@@ -13,11 +13,8 @@ import tempfile
 import textwrap
 import unittest
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
-PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
+from harness import RECORD, PYMERGE, PYPATH, PYTHONS
+
 
 # About 50,000 write()s a second for 4 s from two functions, one write in
 # three from rare(); each prints how many it made.

@@ -21,34 +21,23 @@ system CPython was found at configure time).
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
-from childenv import child_env
+from harness import RECORD, PYMERGE, output, run
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RECORD = os.path.join(os.environ.get("PYPERF_SCRIPTS", os.path.join(HERE, "..", "perf-scripts")),
-                      "pyperf-record")
-PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge")
 PYTHON = os.environ.get("SYSTEM_PYTHON", "")
 WORKLOAD = os.path.join(HERE, "merge", "py", "through_c.py")
 FUNCTIONS = ["key", "double", "Point.__init__", "Point.twice", "Point.__getattr__"]
 HIDE = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /usr/lib/debug && exec "$@"', "sh"]
 
 
-def run(args, check=True):
-    r = subprocess.run(args, env=child_env(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
-    if check and r.returncode != 0:
-        raise AssertionError("%s failed: %s" % (args, r.stderr))
-    return r
-
-
 def elf_facts(path):
     """(has a .symtab, build id in hex) of an ELF file, from readelf."""
-    sections = run(["readelf", "-S", "-W", path]).stdout
-    notes = run(["readelf", "-n", path]).stdout
+    sections = output(["readelf", "-S", "-W", path])
+    notes = output(["readelf", "-n", path])
     bid = re.search(r"Build ID: ([0-9a-f]+)", notes)
     return " .symtab " in sections, bid.group(1) if bid else ""
 
@@ -65,10 +54,10 @@ class Stripped(unittest.TestCase):
         cls.unnamed = "[%s]" % os.path.basename(cls.exe)
         debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
         cls.debug = os.path.exists(debug)
-        cls.hide = cls.debug and run(HIDE + ["true"], check=False).returncode == 0
+        cls.hide = cls.debug and run(HIDE + ["true"]).returncode == 0
         cls.tmp = tempfile.mkdtemp(prefix="pyperfmap-stripped-")
         out = os.path.join(cls.tmp, "rec")
-        run([RECORD, "-o", out, "--", PYTHON, WORKLOAD, "4"])
+        run([RECORD, "-o", out, "--", PYTHON, WORKLOAD, "4"], check=True)
         cls.data = os.path.join(out, "perf.data")
 
     @classmethod
@@ -80,7 +69,7 @@ class Stripped(unittest.TestCase):
         if self.debug and not self.hide:
             self.fail("the debug file is installed and cannot be hidden (unshare -m failed)")
         cmd = [PYMERGE, "--view", view, "--weight", "samples", self.data]
-        return folded(run((HIDE if self.debug else []) + cmd).stdout)
+        return folded(output((HIDE if self.debug else []) + cmd))
 
     def between(self, stacks, is_python):
         """Samples with an unnamed interpreter frame between two Python frames."""
@@ -111,8 +100,7 @@ class Stripped(unittest.TestCase):
         if not self.debug:
             self.skipTest("no debug file for %s in /usr/lib/debug (Debian: python3.11-dbg)"
                           % self.exe)
-        stacks = folded(run([PYMERGE, "--view", "native", "--weight", "samples",
-                             self.data]).stdout)
+        stacks = folded(output([PYMERGE, "--view", "native", "--weight", "samples", self.data]))
         total = sum(stacks.values())
         named = sum(n for frames, n in stacks.items()      # builtin_sorted.lto_priv.0
                     if any(f.split(".")[0] == "builtin_sorted" for f in frames))

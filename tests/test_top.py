@@ -18,10 +18,9 @@ import tempfile
 import time
 import unittest
 
-SCRIPTS = os.environ["PYPERF_SCRIPTS"]
+from harness import PYPATH, PYTHONS, SCRIPTS
+
 TOP = os.path.join(SCRIPTS, "pyperf-top")
-PYPATH = os.environ["PYPERFMAP_PATH"]
-PYTHONS = [p for p in os.environ["TEST_PYTHONS"].split(":") if p]
 # The specialized eval loop of 3.12 runs a `for ... in range` loop without
 # calling out, and small ints are cached: the inner loop's time is the
 # Python function's own.

@@ -7,14 +7,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import unittest
 
-SCRIPTS = os.environ.get("PYPERF_SCRIPTS", os.path.join(os.path.dirname(__file__), "..", "perf-scripts"))
-RECORD = os.path.join(SCRIPTS, "pyperf-record")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from harness import SCRIPTS, RECORD, PYPATH, Scratch, run
+
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
 # Three nested Python calls, the innermost spinning.
@@ -29,25 +27,9 @@ def outer(n): return middle(n)
 """
 
 
-def run(args, env=None, **kw):
-    e = dict(os.environ, PYTHONPATH=PYPATH)
-    e.update(env or {})
-    return subprocess.run(args, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300, **kw)
-
-
-class Record(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperf-workflow-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+class Record(Scratch):
     def script(self, body, name="app.py"):
-        path = os.path.join(self.dir, name)
-        with open(path, "w") as f:
-            f.write(textwrap.dedent(body))
-        return path
+        return self.write(name, textwrap.dedent(body))
 
     def test_fork_maps_travel_with_the_recording(self):
         app = self.script("""

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from pyperfrecord import PROG, die
+from pyperfrecord import PROG, RecordError
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
 
@@ -126,22 +126,22 @@ def python_version_of(pid):
 
 def target(pid, paths=False, sample=None):
     """(an Attach for PID, its executable), after checking that PID is a
-    CPython 3.8+ this user may trace; dies with one line otherwise.  paths
+    CPython 3.8+ this user may trace; raises RecordError otherwise.  paths
     and sample: what the attached pyperfmap keeps (Attach)."""
     if not os.path.exists("/proc/%d" % pid):
-        die("no process with PID %d" % pid)
+        raise RecordError("no process with PID %d" % pid)
     try:
         # Readable only by whoever may ptrace it, which attaching needs anyway.
         exe = os.readlink("/proc/%d/exe" % pid)
     except PermissionError:
-        die(ptrace_denied(pid))
+        raise RecordError(ptrace_denied(pid))
     except OSError:
-        die("no process with PID %d" % pid)
+        raise RecordError("no process with PID %d" % pid)
     version = python_version_of(pid)
     if version is None:
-        die("PID %d (%s) is not a CPython process" % (pid, exe))
+        raise RecordError("PID %d (%s) is not a CPython process" % (pid, exe))
     if version < (3, 8):
-        die("PID %d runs CPython %d.%d; pyperfmap needs 3.8 or later" % ((pid,) + version))
+        raise RecordError("PID %d runs CPython %d.%d; pyperfmap needs 3.8 or later" % ((pid,) + version))
     return Attach(pid, version, paths, sample), exe
 
 
@@ -167,8 +167,8 @@ class Attach:
         # (one started with pyperfmap has it loaded already: no build needed)
         if not own_map(pid) and \
                 not glob.glob(os.path.join(pkg, "_pyperfmap.cpython-%d%d-*.so" % version)):
-            die("PID %d runs CPython %d.%d, and %s has no pyperfmap build for that version;"
-                " build one (meson setup -Dpythons=/path/to/python%d.%d)" % ((pid,) + version + (pkg,) + version))
+            raise RecordError("PID %d runs CPython %d.%d, and %s has no pyperfmap build for that version;"
+                              " build one (meson setup -Dpythons=/path/to/python%d.%d)" % ((pid,) + version + (pkg,) + version))
         # In the process's own /tmp (a container's is private), which it
         # sees without the /proc/PID/root prefix.
         root = "/proc/%d/root" % pid
@@ -245,15 +245,15 @@ class Attach:
         m = re.search(r"^PYPERF-ATTACH (.*)$", out, re.M)
         if m is None:
             if not os.path.exists("/proc/%d" % self.pid):
-                die("PID %d exited" % self.pid)
+                raise RecordError("PID %d exited" % self.pid)
             if "ptrace: Operation not permitted" in out:
                 raise CannotAttach(ptrace_denied(self.pid))
             last = [line for line in out.splitlines() if line.strip()][-1:] or ["no output"]
             return "gdb failed: %s" % last[0]
         res = m.group(1)
         if res == "not-cpython":
-            die("PID %d (%s) is not a CPython process (no Py_AddPendingCall in it)"
-                % (self.pid, os.path.realpath("/proc/%d/exe" % self.pid)))
+            raise RecordError("PID %d (%s) is not a CPython process (no Py_AddPendingCall in it)"
+                              % (self.pid, os.path.realpath("/proc/%d/exe" % self.pid)))
         if res.startswith("queued "):
             self.page = self.page or int(res.split()[1])
             self.queued.add(what)
@@ -288,7 +288,7 @@ class Attach:
             if msg or time.monotonic() > end or (what == "on" and self.held):
                 return msg or None
             if not os.path.exists("/proc/%d" % self.pid):
-                die("PID %d exited" % self.pid)
+                raise RecordError("PID %d exited" % self.pid)
             time.sleep(0.02)
 
     def on(self):
@@ -305,7 +305,7 @@ class Attach:
                 signal.signal(s, h)
         if self.held:
             self.off()
-            die("interrupted while enabling pyperfmap in PID %d" % self.pid, 128 + self.held[0])
+            raise RecordError("interrupted while enabling pyperfmap in PID %d" % self.pid, 128 + self.held[0])
         return before
 
     def enable(self):
@@ -315,7 +315,7 @@ class Attach:
         except CannotAttach as e:
             return self.as_it_is(str(e))
         if problem:
-            die("cannot enable pyperfmap in PID %d: %s" % (self.pid, problem))
+            raise RecordError("cannot enable pyperfmap in PID %d: %s" % (self.pid, problem))
         msg = self.wait("on")
         if self.held:
             return False
@@ -335,7 +335,7 @@ class Attach:
         writes a perf map already (started with pyperfmap, or with 3.12's
         -X perf, whose hook keeps pyperfmap out); an error otherwise."""
         if not own_map(self.pid):
-            die(problem)
+            raise RecordError(problem)
         sys.stderr.write(PROG + ": %s; PID %d has a perf map: recording it as it is\n"
                          % (problem, self.pid))
         return True

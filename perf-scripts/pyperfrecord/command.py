@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 
-from pyperfrecord import PROG, die
+from pyperfrecord import PROG, RecordError
 
 # Bytes of user stack per sample: ~50 Python calls on 3.11+.  Deeper stacks
 # are completed by pymerge from other samples of the same call (stitching);
@@ -89,7 +89,7 @@ def check_perf(mode, events):
     and probes, which are root's."""
     perf = shutil.which("perf")
     if not perf:
-        die("perf is not installed (Debian: apt-get install linux-perf)")
+        raise RecordError("perf is not installed (Debian: apt-get install linux-perf)")
     if perf_privileged():
         return perf, False
     try:
@@ -98,15 +98,15 @@ def check_perf(mode, events):
     except (OSError, ValueError):
         level = 2
     if mode != "cpu":
-        die("--mode %s records %s, which only root may set up; run %s as root"
-            " (sudo), or use --mode cpu" % (mode, "uprobes" if mode in ("alloc", "leaks", "calls")
-                                            else "kernel tracepoints", PROG))
+        what = "uprobes" if mode in ("alloc", "leaks", "calls") else "kernel tracepoints"
+        raise RecordError("--mode %s records %s, which only root may set up; run %s as root"
+                          " (sudo), or use --mode cpu" % (mode, what, PROG))
     why = perf_refusal(perf, events)
     if why:
-        die("perf cannot record %s as this user (perf_event_paranoid is %d): %s; fix: run"
-            " %s as root (sudo)%s" % (" ".join(events), level, why, PROG,
-                                                 ", or sudo sysctl kernel.perf_event_paranoid=2"
-                                                 if level > 2 else ""))
+        raise RecordError("perf cannot record %s as this user (perf_event_paranoid is %d): %s; fix: run"
+                          " %s as root (sudo)%s" % (" ".join(events), level, why, PROG,
+                                                   ", or sudo sysctl kernel.perf_event_paranoid=2"
+                                                   if level > 2 else ""))
     if level >= 2:
         sys.stderr.write("%s: recording user space only (perf_event_paranoid is %d);"
                          " for kernel frames too: sudo sysctl kernel.perf_event_paranoid=1, or run"
@@ -123,8 +123,8 @@ def split_python_command(cmd):
 
 
 def not_python(cmd, what):
-    die("%s is not a Python program (%s); if it starts Python later, run it with PYPERFMAP=1"
-        " in its environment and attach to that process: pyperf-record -p PID" % (cmd, what))
+    raise RecordError("%s is not a Python program (%s); if it starts Python later, run it with PYPERFMAP=1"
+                      " in its environment and attach to that process: pyperf-record -p PID" % (cmd, what))
 
 
 def find_command(name, root="/"):
@@ -147,7 +147,7 @@ def command_interpreter(cmd, root="/"):
     this process reaches, under root."""
     path = find_command(cmd[0], root)
     if not path:
-        die("command not found: %s" % cmd[0])
+        raise RecordError("command not found: %s" % cmd[0])
     if PYTHON_NAME.match(os.path.basename(cmd[0])):
         _, opts, _ = split_python_command(cmd)
         return path, opts
@@ -155,7 +155,7 @@ def command_interpreter(cmd, root="/"):
         with open(path, "rb") as f:
             head = f.read(256)
     except OSError as e:
-        die("cannot read %s: %s" % (path, e.strerror))
+        raise RecordError("cannot read %s: %s" % (path, e.strerror))
     if not head.startswith(b"#!"):
         not_python(cmd[0], "an ELF executable" if head.startswith(b"\x7fELF") else "no #! line")
     words = head[2:].split(b"\n")[0].decode(errors="replace").split()
@@ -201,7 +201,7 @@ def unwrap_unshare(cmd):
         if name in ("--root", "-R") and value:
             root = value
     if i >= len(cmd):
-        die("unshare runs no command here (it would start a shell); give it the Python command")
+        raise RecordError("unshare runs no command here (it would start a shell); give it the Python command")
     return cmd[i:], root
 
 
@@ -210,8 +210,8 @@ def pyperfmap_package():
     interpreter's, or PYTHONPATH's): it is lent to the program's interpreter."""
     spec = importlib.util.find_spec("pyperfmap")
     if spec is None or not spec.submodule_search_locations:
-        die("cannot import pyperfmap here; install it (pip install ., meson install -C build)"
-            " or run under `meson devenv -C build`")
+        raise RecordError("cannot import pyperfmap here; install it (pip install ., meson install -C build)"
+                          " or run under `meson devenv -C build`")
     return spec.submodule_search_locations[0]
 
 
@@ -219,8 +219,8 @@ def interpreter_facts(python, opts, env):
     """(version, has frame pointers) of an interpreter that imports pyperfmap
     with env; None when it cannot import it."""
     if any(o.startswith("-") and not o.startswith("--") and set(o[1:]) & set("EIS") for o in opts):
-        die("%s runs with %s, which keeps pyperfmap's start hook out (PYTHONPATH or site);"
-            " run it without that option" % (python, " ".join(opts)))
+        raise RecordError("%s runs with %s, which keeps pyperfmap's start hook out (PYTHONPATH or site);"
+                          " run it without that option" % (python, " ".join(opts)))
     probe = ("import sys, sysconfig, pyperfmap\n"
              "f = ' '.join(str(sysconfig.get_config_var(v) or '') for v in ('CFLAGS', 'PY_CFLAGS', 'CONFIG_ARGS'))\n"
              "print('%d.%d' % sys.version_info[:2], int('-fno-omit-frame-pointer' in f"
@@ -229,7 +229,7 @@ def interpreter_facts(python, opts, env):
         p = subprocess.run([python, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, env=env)
     except OSError as e:
-        die("cannot run %s: %s" % (python, e.strerror))
+        raise RecordError("cannot run %s: %s" % (python, e.strerror))
     if p.returncode != 0:
         return None
     ver, fp = p.stdout.split()
@@ -256,8 +256,8 @@ def python_environment(python, opts, hook):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
         if p.returncode != 0:  # not an interpreter that runs (a pyenv shim without that version)
             err = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
-            die("%s does not run: %s" % (python, err))
+            raise RecordError("%s does not run: %s" % (python, err))
         ver = p.stdout.strip()
-        die("%s (Python %s) cannot import pyperfmap: %s has no build for that version;"
-            " build it for that interpreter (meson setup -Dpythons=%s)" % (python, ver, pkg, python))
+        raise RecordError("%s (Python %s) cannot import pyperfmap: %s has no build for that version;"
+                          " build it for that interpreter (meson setup -Dpythons=%s)" % (python, ver, pkg, python))
     return (env,) + facts

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from pyperfrecord import die
+from pyperfrecord import RecordError
 
 TRACEFS = "/sys/kernel/tracing"
 
@@ -59,12 +59,12 @@ def mount_tracefs():
     if os.path.isdir(os.path.join(TRACEFS, "events")):
         return False
     if os.geteuid() != 0:
-        die("tracefs is not mounted, and tracepoints need it;"
-            " fix: sudo mount -t tracefs nodev %s" % TRACEFS)
+        raise RecordError("tracefs is not mounted, and tracepoints need it;"
+                          " fix: sudo mount -t tracefs nodev %s" % TRACEFS)
     r = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     if r.returncode != 0:
-        die("cannot mount tracefs at %s: %s" % (TRACEFS, r.stdout.strip()))
+        raise RecordError("cannot mount tracefs at %s: %s" % (TRACEFS, r.stdout.strip()))
     return True
 
 
@@ -79,7 +79,7 @@ def libc_of(python=None, pid=None):
                              universal_newlines=True).stdout
         found = re.search(r"^\s*libc\.so\S*\s+=>\s+(\S+)", out, re.M)
     if not found:
-        die("cannot tell which C library %s uses" % ("PID %d" % pid if pid is not None else python))
+        raise RecordError("cannot tell which C library %s uses" % ("PID %d" % pid if pid is not None else python))
     return os.path.realpath(found.group(1))
 
 
@@ -89,7 +89,7 @@ def function_offsets(path, names):
     with open(path, "rb") as f:
         elf = f.read()
     if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
-        die("%s is not a 64-bit little-endian ELF file" % path)
+        raise RecordError("%s is not a 64-bit little-endian ELF file" % path)
     shoff, = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", elf, 0x3a)
     sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
@@ -131,7 +131,7 @@ class AllocProbes:
             finally:
                 os.close(fd)
         except OSError as e:
-            die("cannot add the uprobe %s:%s: %s" % (self.group, name, e.strerror))
+            raise RecordError("cannot add the uprobe %s:%s: %s" % (self.group, name, e.strerror))
         self.events.append("%s:%s" % (self.group, name))
 
     def add(self):
@@ -139,7 +139,7 @@ class AllocProbes:
         for func, args in self.probes:
             name = func.split("%")[0]
             if name not in offsets:
-                die("%s defines no function %s" % (self.libc, name))
+                raise RecordError("%s defines no function %s" % (self.libc, name))
             # named as perf probe names a return probe: malloc%return -> malloc__return
             kind, name = ("r", name + "__return") if func.endswith("%return") else ("p", name)
             self.write(name, "%s:%s/%s %s:0x%x %s" % (kind, self.group, name, self.libc, offsets[func.split("%")[0]], args))
@@ -171,7 +171,7 @@ class StaticProbes(AllocProbes):
         r = subprocess.run([self.perf, "buildid-cache", "--add", path], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, universal_newlines=True, env=env)
         if r.returncode != 0:
-            die("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
+            raise RecordError("perf buildid-cache --add %s failed: %s" % (path, r.stdout.strip()))
 
     def definition(self, path, sdt, env):
         """perf's definition of probe sdt in path: (location, ["argN=REG"...]),
@@ -214,8 +214,8 @@ class StaticProbes(AllocProbes):
             where, regs = self.definition(path, sdt, env)
             if where is None or len(regs) != len(args):
                 last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
-                die("%s has no static probe %s (a build without systemtap-sdt-dev's"
-                    " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
+                raise RecordError("%s has no static probe %s (a build without systemtap-sdt-dev's"
+                                  " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
             fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs) if a)
             self.write(event, "p:%s/%s %s%s" % (self.group, event, where, fields))
 
@@ -270,8 +270,8 @@ def preload_library():
     from pyperfrecord.command import pyperfmap_package
     path = os.path.join(pyperfmap_package(), "libpyperfmap-preload.so")
     if not os.path.exists(path):
-        die("%s is missing: pyperfmap was built without sys/sdt.h (systemtap-sdt-dev), which"
-            " sampled allocations need; use --exact" % path)
+        raise RecordError("%s is missing: pyperfmap was built without sys/sdt.h (systemtap-sdt-dev), which"
+                          " sampled allocations need; use --exact" % path)
     return path
 
 
@@ -282,7 +282,7 @@ def pyperfmap_extension(python=None, env=None, pid=None):
         with open("/proc/%d/maps" % pid) as f:
             found = re.search(r"\s(/\S*/_pyperfmap\.\S*\.so)$", f.read(), re.M)
         if not found:
-            die("PID %d has not loaded pyperfmap's extension" % pid)
+            raise RecordError("PID %d has not loaded pyperfmap's extension" % pid)
         return found.group(1)
     return subprocess.run([python, "-c", "import pyperfmap._pyperfmap as m; print(m.__file__)"],
                           stdout=subprocess.PIPE, env=env, universal_newlines=True, check=True).stdout.strip()

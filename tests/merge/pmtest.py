@@ -2,29 +2,24 @@
 the frame-pointer test program, fold `perf script` output the way
 stackcollapse-perf.pl does (stackcollapse.py)."""
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import stackcollapse  # noqa: E402
+from harness import PYMERGE, run  # noqa: E402
 
-PYMERGE = os.environ.get('PYMERGE') or shutil.which('pymerge')
 # Every pymerge run is bounded: a hang is a failure, not a stuck CI job.
 TIMEOUT = 120
 
 
-def pymerge(*args, stdin=None, check=True, input=None):
-    """Run pymerge; returns the CompletedProcess (text)."""
-    p = subprocess.run([PYMERGE] + [str(a) for a in args], stdin=stdin, input=input,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
-                       errors='surrogateescape')
-    if check and p.returncode != 0:
-        raise AssertionError('pymerge %s exited %d: %s' % (' '.join(map(str, args)),
-                                                         p.returncode, p.stderr))
-    return p
+def pymerge(*args, check=True, **kw):
+    """Run pymerge (stdin, input... as subprocess.run takes them); returns
+    the CompletedProcess (text)."""
+    return run([PYMERGE] + list(args), check=check, timeout=TIMEOUT, **kw)
 
 
 def perf_script(data, *fields):

@@ -23,10 +23,11 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import stackcollapse  # noqa: E402
+from harness import PYMERGE, output  # noqa: E402
 
 SRC = os.path.join(HERE, 'dwarf')
-PYMERGE = os.environ.get('PYMERGE', 'pymerge')
 
 # Root-first chains of the program's own functions (see dwprog.c); a
 # stack's chain must be a prefix of one of them (the leaf may be anywhere).
@@ -42,11 +43,6 @@ CHAINS = [
     ['clone3', 'thread_main', 'cpu_now'],
 ]
 OURS = {n for c in CHAINS for n in c}
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, universal_newlines=True,
-                          **kw).stdout
 
 
 def parse_folded(text):
@@ -68,16 +64,16 @@ def ours(frame):
 def build_dwprog(tmp):
     """Build dwprog and its library into tmp without frame pointers."""
     flags = ['-O2', '-fomit-frame-pointer', '-g', '-I', SRC]
-    run(['gcc'] + flags + ['-fPIC', '-shared', '-o', os.path.join(tmp, 'libdwwork.so'),
+    output(['gcc'] + flags + ['-fPIC', '-shared', '-o', os.path.join(tmp, 'libdwwork.so'),
                            os.path.join(SRC, 'libdwwork.c')])
     prog = os.path.join(tmp, 'dwprog')
-    run(['gcc'] + flags + ['-o', prog, os.path.join(SRC, 'dwprog.c'), '-L', tmp,
+    output(['gcc'] + flags + ['-o', prog, os.path.join(SRC, 'dwprog.c'), '-L', tmp,
                            '-ldwwork', '-Wl,-rpath,$ORIGIN', '-pthread'])
     return prog
 
 
 def record_dwarf(data, cmd, stack=32768):
-    run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999', '--call-graph',
+    output(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999', '--call-graph',
          'dwarf,%d' % stack, '-o', data] + cmd, stderr=subprocess.DEVNULL)
 
 
@@ -94,7 +90,7 @@ class DwarfC(unittest.TestCase):
         cls.folded, cls.summary = parse_folded(p.stdout), p.stderr
 
     def test_built_without_frame_pointers(self):
-        dis = run(['objdump', '-d', '--no-show-raw-insn', self.prog])
+        dis = output(['objdump', '-d', '--no-show-raw-insn', self.prog])
         body = dis.split('<phase_lib>:')[1].split('\n\n')[0]
         self.assertNotIn('push   %rbp', body)
 
@@ -124,7 +120,7 @@ class DwarfC(unittest.TestCase):
         self.assertIn('clone3', roots, 'no sample from the thread')
 
     def test_same_stacks_as_perf(self):
-        perf = run(['perf', 'script', '--no-inline', '-i', self.data], stderr=subprocess.DEVNULL)
+        perf = output(['perf', 'script', '--no-inline', '-i', self.data], stderr=subprocess.DEVNULL)
         theirs = parse_folded(stackcollapse.collapse(perf.splitlines(True)))
         # The one naming difference: ld.so's _start calls _dl_start as its
         # last instruction, so the return address is _dl_start_user's
@@ -145,10 +141,10 @@ class DwarfC(unittest.TestCase):
         """Through the kernel's signal frame (glibc's __restore_rt, whose CFI
         is DWARF expressions) back to the interrupted code and _start."""
         prog = os.path.join(self.tmp, 'sigprog')
-        run(['gcc', '-O2', '-fomit-frame-pointer', '-g', '-o', prog, os.path.join(SRC, 'sigprog.c')])
+        output(['gcc', '-O2', '-fomit-frame-pointer', '-g', '-o', prog, os.path.join(SRC, 'sigprog.c')])
         data = os.path.join(self.tmp, 'sig.data')
         record_dwarf(data, [prog, '1'])
-        folded = parse_folded(run([PYMERGE, '--view', 'native', '--weight', 'samples', data]))
+        folded = parse_folded(output([PYMERGE, '--view', 'native', '--weight', 'samples', data]))
         in_handler = {s: c for s, c in folded.items() if ';handler_spin' in s}
         self.assertGreater(sum(in_handler.values()), 50)
         for s in in_handler:
@@ -163,7 +159,7 @@ class DwarfC(unittest.TestCase):
     def test_compressed_and_pipe_mode(self):
         """-z and `perf record -o - | pymerge -` carry the same stacks."""
         data = os.path.join(self.tmp, 'z.data')
-        run(['perf', 'record', '-q', '-z', '-e', 'cpu-clock', '-F', '999', '--call-graph',
+        output(['perf', 'record', '-q', '-z', '-e', 'cpu-clock', '-F', '999', '--call-graph',
              'dwarf,32768', '-o', data, self.prog, '0.5'], stderr=subprocess.DEVNULL)
         rec = subprocess.Popen(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
                                 '--call-graph', 'dwarf,32768', '-o', '-', self.prog, '0.5'],
@@ -185,9 +181,9 @@ class DwarfC(unittest.TestCase):
         prog = build_dwprog(tmp)
         data = os.path.join(tmp, 'perf.data')
         record_dwarf(data, [prog, '0.5'])
-        before = parse_folded(run([PYMERGE, '--view', 'native', data]))
+        before = parse_folded(output([PYMERGE, '--view', 'native', data]))
         # Other code at other addresses, same names: wrong CFI would show.
-        run(['gcc', '-O0', '-g', '-fPIC', '-shared', '-I', SRC, '-o',
+        output(['gcc', '-O0', '-g', '-fPIC', '-shared', '-I', SRC, '-o',
              os.path.join(tmp, 'libdwwork.so'), os.path.join(SRC, 'libdwwork.c')])
         after = subprocess.run([PYMERGE, '-v', '--view', 'native', data], check=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -196,7 +192,7 @@ class DwarfC(unittest.TestCase):
         self.assertNotIn('rebuilt', after.stderr)
 
     def test_kernel_part_on_top(self):
-        annotated = parse_folded(run([PYMERGE, '--annotate', self.data]))
+        annotated = parse_folded(output([PYMERGE, '--annotate', self.data]))
         syscalls = [s for s in annotated if ';lib_syscalls;' in s and s.endswith('_[k]')]
         self.assertTrue(syscalls)
         for s in syscalls:

@@ -69,8 +69,8 @@ def record(tmp, name, sizes, cmd, paths=False):
     events = []
     for size in sizes:
         events += ['-e', event(size)]
-    # 16 MiB of ring buffer: a loaded CI machine lost 5% of the 16 KiB
-    # samples with perf's default, and a lost sample can be the one that
+    # 16 MiB of ring buffer: with perf's default a loaded machine loses
+    # some of the 16 KiB samples, and a lost sample can be the one that
     # would have completed another.
     subprocess.run(['perf', 'record', '-q', '-m', '16M', '-o', data] + events + ['--'] + cmd, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -64,7 +64,7 @@ static void is(const char *got, const char *want)
 
 int main(void)
 {
-    /* 1.2 MiB once read "0 B, 614.4 KiB, 1.2 MiB, ..." */
+    /* one unit along the axis: not "0 B, 614.4 KiB, 1.2 MiB, ..." */
     is(labels(1258291), "0 MiB, 0.2 MiB, 0.4 MiB, 0.6 MiB, 0.8 MiB, 1.0 MiB, 1.2 MiB");
     is(labels(1400000), "0 MiB, 0.25 MiB, 0.50 MiB, 0.75 MiB, 1.00 MiB, 1.25 MiB, 1.50 MiB");
     is(labels(200 * 65536), "0 MiB, 2.5 MiB, 5.0 MiB, 7.5 MiB, 10.0 MiB, 12.5 MiB");

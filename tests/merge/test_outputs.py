@@ -12,11 +12,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import unittest
 
-PYMERGE = os.environ.get("PYMERGE", "pymerge")
-PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+from pmtest import PYMERGE, run
+from harness import Scratch
+
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 CHROMIUM = shutil.which("chromium")
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
@@ -27,28 +27,6 @@ app;<module> (app.py);main (app.py);phase_b (app.py) 500
 app;<module> (app.py);main (app.py);phase_b (app.py);write;sys_write_[k] 120
 app;<module> (app.py);main (app.py);phase_c (app.py) 80
 """
-
-
-def run(args, **kw):
-    env = dict(os.environ, PYTHONPATH=PYPATH)
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600, env=env, **kw)
-
-
-class Scratch(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pymerge-outputs-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, text):
-        with open(self.path(name), "w") as f:
-            f.write(text)
-        return self.path(name)
 
 
 @unittest.skipUnless(CHROMIUM, "chromium is not installed (apt-get install chromium)")

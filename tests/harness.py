@@ -1,0 +1,81 @@
+"""What every test runs programs with: the paths meson gives the tests,
+the environment of a recorded program, and run(), which runs a command
+to its end with its output captured.
+
+The environment of a recorded program is the build's pyperfmap on
+PYTHONPATH (PYPERFMAP_PATH) and, in a sanitized build, the sanitizer
+runtimes preloaded (PYMERGE_CHILD_PRELOAD, which meson sets there: the
+extension is instrumented, the interpreter is not)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.environ.get("PYPERF_SCRIPTS") or os.path.join(HERE, "..", "perf-scripts")
+RECORD = os.path.join(SCRIPTS, "pyperf-record")
+PYMERGE = os.environ.get("PYMERGE") or shutil.which("pymerge") or "pymerge"
+PYPATH = os.environ.get("PYPERFMAP_PATH", "")
+PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
+# A bound on any one command, never reached when things work: a hang is
+# a failure, not a stuck CI job.
+TIMEOUT = 600
+
+
+def child_env(extra=None, base=None):
+    """base (default: this process's environment) with the build's
+    pyperfmap on PYTHONPATH, the sanitizer runtimes preloaded in a
+    sanitized build, and extra's variables last."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = PYPATH or env.get("PYTHONPATH", "")
+    if os.environ.get("PYMERGE_CHILD_PRELOAD"):
+        env.update(LD_PRELOAD=os.environ["PYMERGE_CHILD_PRELOAD"], ASAN_OPTIONS="detect_leaks=0")
+    env.update(extra or {})
+    return env
+
+
+def run(args, env=None, base=None, timeout=TIMEOUT, check=False, **kw):
+    """args run to its end in child_env(env, base), its output text
+    (undecodable bytes kept as surrogates); the CompletedProcess.  check:
+    an AssertionError with the command and its stderr unless it exits 0."""
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    p = subprocess.run([str(a) for a in args], env=child_env(env, base), timeout=timeout,
+                       errors="surrogateescape", **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("%s exited %d: %s" % (" ".join(map(str, args)), p.returncode, p.stderr))
+    return p
+
+
+def output(args, **kw):
+    """The standard output of args, which must exit 0."""
+    return run(args, check=True, **kw).stdout
+
+
+class Scratch(unittest.TestCase):
+    """A test with a folder of its own (self.dir) and a list of the perf
+    maps its programs write (self.maps), both removed after each test."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="pyperf-test-")
+        self.maps = []
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for m in self.maps:
+            try:
+                os.unlink(m)
+            except OSError:
+                pass
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text, mode=0o644):
+        """The file name in self.dir, holding text; its path."""
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        return path
