@@ -8,6 +8,7 @@ and compare the two folders.
 
     tests/golden.py outputs PYMERGE RECDIR OUTDIR
     tests/golden.py compare DIR_A DIR_B
+    tests/golden.py record BUILDDIR PYTHON RECDIR     (as root)
 
 outputs runs PYMERGE once per case (every --format where it applies, the
 three views, --pid/--tid/--no-kernel/--annotate, the --weight of each mode,
@@ -20,6 +21,13 @@ differing byte of a binary file), and exits 1 if any does.  Error messages
 may legitimately change (get better): compare shows them like any other
 difference, for the reader to judge.
 
+record makes a set of recordings once (they differ from run to run, so a
+comparison uses one set throughout): the small programs below, recorded by
+this tree's pyperf-record with BUILDDIR's pyperfmap and PYTHON (a CPython
+3.12 was used), a C program compiled with gcc, and the inputs/ files
+written by BUILDDIR's pymerge.  About 36 MB; the kallsyms copies are hard
+links of one file.
+
 RECDIR holds one folder per recording, each a pyperf-record folder (perf.data,
 its perf maps, kallsyms) or a plain perf record (cprog, pipe: a C program,
 the second in pipe mode), and inputs/ (folded and pprof files that pymerge
@@ -31,6 +39,8 @@ What would vary from run to run is kept out, not filtered afterwards:
     recordings reaches an output;
   - kernel symbols come from each folder's kallsyms (--kallsyms), not from
     /proc/kallsyms, which changes with each boot;
+  - perf maps come from each folder, also for a recording read from
+    standard input (--map-dir): not from /tmp, where a map may go or come;
   - a case that writes with -o writes into a temporary folder, whose name
     stderr may carry: it is replaced by <TMP>;
   - the environment is fixed: LC_ALL=C, TZ=UTC.
@@ -106,7 +116,7 @@ def cases():
         add("%s.svg-options" % rec, base + ["--format", "svg", "--title", "t <&> 'x'",
                                             "--width", "800", "--inverted", data(rec)])
         add("%s.table-top3" % rec, base + ["--format", "table", "--top", "3", data(rec)])
-        add("%s.stdin" % rec, base + ["-"], stdin=data(rec))
+        add("%s.stdin" % rec, base + ["--map-dir", rec, "-"], stdin=data(rec))
         add("%s.output-file" % rec, base + ["--format", "svg", data(rec)], ofile="out.svg")
     for rec in DWARF:
         add("%s.no-stitch" % rec, ks(rec) + ["--no-stitch", data(rec)])
@@ -206,7 +216,7 @@ def cases():
         + ks("cpu"), ofile="all.folded")
     add("merge.format-svg-stdout", ["merge", "--format", "svg"] + ks("cpu")
         + [data("cpu"), data("fork")])
-    add("merge.no-output", ["merge", data("cpu")])
+    add("merge.no-output", ["merge", data("cpu")] + ks("cpu"))
 
     # bad input and bad usage (their messages may get better)
     add("bad.missing-file", ["no/such/perf.data"])
@@ -224,11 +234,187 @@ def cases():
     add("bad.two-files", [data("cpu"), data("wall")])
     add("bad.kallsyms-missing", ["--kallsyms", "no/such/kallsyms", data("cpu")])
     add("bad.empty-stdin", ["-"], stdin="/dev/null")
-    add("bad.truncated", ks("cpu") + ["-"], stdin=("cpu/perf.data", 300000))
+    add("bad.truncated", ks("cpu") + ["--map-dir", "cpu", "-"], stdin=("cpu/perf.data", 300000))
     add("bad.truncated-header", ["-"], stdin=("cpu/perf.data", 100))
     add("bad.truncated-pipe", ks("pipe") + ["-"], stdin=("pipe/perf.data", 40000))
     add("help", ["--help"])
     return out
+
+
+# The recorded programs: each a second or less of work through a few
+# nested calls, of the kind its mode measures.
+SPIN = """import time
+def work(sec):
+    t = time.time(); s = 0
+    while time.time() - t < sec:
+        s += 1
+"""
+ALLOC = """kept = []
+def keep(n):
+    for _ in range(n):
+        kept.append(bytearray(200000))
+def churn(n):
+    for _ in range(n):
+        b = bytearray(100000)
+        del b
+def small(n):
+    return [str(i) * 10 for i in range(n)]
+def main():
+    for _ in range(%d):
+        keep(2)
+        churn(6)
+        small(%d)
+main()
+"""
+PROGRAMS = {
+    "cpu.py": """import time
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def middle(n):
+    return leaf(n) + leaf(n // 2)
+def outer():
+    t = time.time()
+    while time.time() - t < 0.5:
+        middle(20000)
+outer()
+""",
+    "wall.py": SPIN + """import os, threading
+def waiter():
+    time.sleep(0.4)
+def reader():
+    r, w = os.pipe()
+    def feed():
+        time.sleep(0.3); os.write(w, b"x")
+    th = threading.Thread(target=feed); th.start()
+    os.read(r, 1); th.join()
+def main():
+    work(0.4)
+    waiter()
+    reader()
+    work(0.2)
+main()
+""",
+    "sysc.py": """import os
+def writer(fd, n):
+    for _ in range(n):
+        os.write(fd, b"abc")
+def reader(n):
+    for _ in range(n):
+        os.getpid()
+fd = os.open("/dev/null", os.O_WRONLY)
+writer(fd, 3000)
+reader(2000)
+""",
+    "alloc.py": ALLOC % (20, 5000),
+    "alloc_small.py": ALLOC % (2, 300),     # --exact: every malloc of startup too
+    "calls.py": """import os
+def leaf(i):
+    return i * 2
+def handle(n):
+    s = 0
+    for i in range(n):
+        s += leaf(i)
+    os.getpid()
+    return s
+def clone(n):
+    return handle(n)
+def main():
+    for _ in range(30):
+        handle(20)
+        clone(10)
+main()
+""",
+    "fork.py": SPIN + """import os
+def child():
+    work(0.3)
+def parent():
+    work(0.3)
+pid = os.fork()
+if pid == 0:
+    child(); os._exit(0)
+parent()
+os.waitpid(pid, 0)
+""",
+    "prog.c": r"""#include <stdio.h>
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void leaf(unsigned n) { for (unsigned i = 0; i < n; i++) sink += i * i; }
+__attribute__((noinline)) static void mid(unsigned n) { leaf(n); leaf(n / 2); }
+__attribute__((noinline)) static void top(void) {
+    struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
+    do { mid(100000); clock_gettime(CLOCK_MONOTONIC, &b); }
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 1000000000L);
+}
+int main(void) { top(); printf("%lu\n", sink); return 0; }
+""",
+}
+# (folder, pyperf-record options, program)
+RECORDINGS = [
+    ("cpu", ["-F", "499"], "cpu.py"),
+    ("cpu-fp", ["--fp"], "cpu.py"),
+    ("wall", ["--mode", "wall", "-F", "499"], "wall.py"),
+    ("offcpu", ["--mode", "offcpu"], "wall.py"),
+    ("syscalls", ["--mode", "syscalls"], "sysc.py"),
+    ("alloc", ["--mode", "alloc"], "alloc.py"),
+    ("alloc-exact", ["--mode", "alloc", "--exact", "--dwarf", "2048"], "alloc_small.py"),
+    ("leaks", ["--mode", "leaks"], "alloc.py"),
+    ("calls", ["--mode", "calls", "--with-syscalls"], "calls.py"),
+    ("fork", ["-F", "499"], "fork.py"),
+]
+# inputs/: (file, pymerge options, recording)
+INPUTS = [
+    ("cpu.folded", ["--annotate"], "cpu"),
+    ("cpu-fp.folded", [], "cpu-fp"),
+    ("wall.pb.gz", ["--tid", "--format", "pprof"], "wall"),
+    ("leaks.pb.gz", ["--format", "pprof"], "leaks"),
+]
+
+
+def record(builddir, python, recdir):
+    """Makes the recordings of RECORDINGS, cprog, pipe and inputs/ in recdir."""
+    if os.path.exists(recdir):
+        sys.exit("golden.py: %s exists; record makes a new folder" % recdir)
+    builddir, recdir = os.path.abspath(builddir), os.path.abspath(recdir)
+    here = os.path.dirname(os.path.abspath(__file__))
+    pyperf_record = os.path.join(here, "..", "perf-scripts", "pyperf-record")
+    pymerge = os.path.join(builddir, "merge", "pymerge")
+    src = os.path.join(recdir, "src")
+    os.makedirs(src)
+    for name, text in PROGRAMS.items():
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
+    env = dict(os.environ, PYTHONPATH=os.path.join(builddir, "libpyperfmap"))
+
+    def check(argv, **kw):
+        subprocess.run(argv, cwd=src, env=env, check=True, **kw)
+
+    for name, options, program in RECORDINGS:
+        check([pyperf_record, "-o", os.path.join(recdir, name)] + options
+              + ["--", python, program])
+    check(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-o", "prog", "prog.c"])
+    for name in ["cprog", "pipe"]:
+        os.makedirs(os.path.join(recdir, name))
+        shutil.copy(os.path.join(src, "prog"), os.path.join(recdir, name))
+    perf = ["perf", "record", "-g", "-F", "999", "-o"]
+    check(perf + [os.path.join(recdir, "cprog", "perf.data"), "--", "./prog"])
+    with open(os.path.join(recdir, "pipe", "perf.data"), "wb") as out:
+        check(perf + ["-", "--", "./prog"], stdout=out)
+    kallsyms = os.path.join(recdir, "cpu", "kallsyms")
+    for name in list(PERF_RECORDINGS):
+        copy = os.path.join(recdir, name, "kallsyms")
+        if copy != kallsyms:
+            if os.path.exists(copy):
+                os.unlink(copy)
+            os.link(kallsyms, copy)
+    os.makedirs(os.path.join(recdir, "inputs"))
+    for name, options, rec in INPUTS:
+        with open(os.path.join(recdir, "inputs", name), "wb") as out:
+            subprocess.run([pymerge] + ks(rec) + options + [data(rec)], cwd=recdir, stdout=out,
+                           check=True)
+    print("golden.py: recordings in %s" % recdir)
 
 
 def run_case(pymerge, recdir, outdir, case, env):
@@ -334,8 +520,12 @@ def main(argv):
         return 0
     if len(argv) == 4 and argv[1] == "compare":
         return compare(argv[2], argv[3])
+    if len(argv) == 5 and argv[1] == "record":
+        record(argv[2], argv[3], argv[4])
+        return 0
     sys.stderr.write("usage: golden.py outputs PYMERGE RECDIR OUTDIR\n"
-                     "       golden.py compare DIR_A DIR_B\n")
+                     "       golden.py compare DIR_A DIR_B\n"
+                     "       golden.py record BUILDDIR PYTHON RECDIR\n")
     return 1
 
 
