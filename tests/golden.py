@@ -43,7 +43,8 @@ What would vary from run to run is kept out, not filtered afterwards:
     standard input (--map-dir): not from /tmp, where a map may go or come;
   - a case that writes with -o writes into a temporary folder, whose name
     stderr may carry: it is replaced by <TMP>;
-  - the environment is fixed: LC_ALL=C, TZ=UTC.
+  - the environment is fixed: LC_ALL=C, TZ=UTC, and pymerge's argv[0] is
+    "pymerge" (getopt's messages name it), wherever the binary is.
 No output of pymerge holds the time it ran, so nothing else needs
 normalising: running outputs twice with one build gives identical folders
 (compare says so).
