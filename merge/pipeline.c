@@ -218,7 +218,10 @@ static void call(struct run *x, const struct pd_sample *s, enum role role)
                       : symbols__frame(x->sy, t->proc, key, 0, 0);
     x->samples++;
     count_event(x, s->attr_idx);
-    modes__call(&x->m, s, key, thread_of(x, t), pframe_of(x, id));
+    /* The frame before the thread's root label: the order numbers them, and
+     * C leaves the order of a call's arguments to the compiler. */
+    uint32_t frame = pframe_of(x, id);
+    modes__call(&x->m, s, key, thread_of(x, t), frame);
 }
 
 /* The profile's stack for a sample's frames ids[0..n) (leaf first, room
@@ -378,8 +381,9 @@ static int sample(struct run *x, const struct pd_event *ev)
     }
     char marker[64];
     int marked = modes__marker(&x->m, s, marker, sizeof marker);
-    modes__sample(&x->m, s, thread_of(x, t),
-                  profile_stack(x, x->ids, n, truncated, marked ? marker : NULL));
+    /* The stack's frames before the thread's root label, as in call(). */
+    uint32_t stack = profile_stack(x, x->ids, n, truncated, marked ? marker : NULL);
+    modes__sample(&x->m, s, thread_of(x, t), stack);
     return 0;
 }
 

@@ -1,14 +1,148 @@
-/* test_views.c - the mixed view drops every libpyperfmap hook between two
- * Python frames (merge/views.c, merge/symbols.c).  The hooks are read from
- * libpyperfmap/evalhook.c itself (argv[1]): every function taking the
- * eval-frame arguments (HOOK_PARAMS), so a hook added there without
- * teaching pymerge its name fails here. */
+/* test_views.c - which frames each view keeps (merge/views.c, with the
+ * frames' roles from merge/symbols.c), on stacks of named frames: the
+ * native view keeps all; the mixed view drops interpreter plumbing next to
+ * a Python frame, folds a blocking GIL wait into one frame and strips the
+ * launcher; the python view keeps Python frames and the leaf.  And the
+ * mixed view drops every libpyperfmap hook between two Python frames: the
+ * hooks are read from libpyperfmap/evalhook.c itself (argv[1]), every
+ * function taking the eval-frame arguments (HOOK_PARAMS), so a hook added
+ * there without teaching pymerge its name fails here. */
 #include "check.h"
 #include "symbols.h"
 #include "views.h"
 
 #include <regex.h>
 #include <string.h>
+
+#define MAXF 16
+
+/* A frame's spec: "py::NAME:FILE" a Python frame, "K NAME" a kernel one,
+ * "R NAME" a root label, anything else native code. */
+static const char *spec_name(const char *spec)
+{
+    return !strncmp(spec, "K ", 2) || !strncmp(spec, "R ", 2) ? spec + 2 : spec;
+}
+
+static enum frame_kind spec_kind(const char *spec)
+{
+    if (!strncmp(spec, "py::", 4))
+        return FRAME_PYTHON;
+    if (!strncmp(spec, "K ", 2))
+        return FRAME_KERNEL;
+    return !strncmp(spec, "R ", 2) ? FRAME_ROOT : FRAME_USER;
+}
+
+/* Applies view (native_leaf for the python view) to the stack in, and
+ * checks the names of the frames kept against want, leaf first. */
+static void expect(enum view view, int native_leaf, const char *const *in, size_t n,
+                   const char *const *want, size_t n_want)
+{
+    struct symbols_opts so = {0};
+    struct symbols *sy = symbols__new(&so);
+    CHECK(sy);
+    uint32_t ids[MAXF], out[MAXF];
+    CHECK(n <= MAXF);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = symbols__named(sy, spec_name(in[i]), spec_kind(in[i]));
+    struct view_opts vo = {.view = view, .native_leaf = native_leaf};
+    size_t m = view__apply(&vo, sy, ids, n, out);
+    int same = m == n_want;
+    for (size_t i = 0; same && i < m; i++)
+        same = !strcmp(symbols__get(sy, out[i])->name, spec_name(want[i]));
+    if (!same) {
+        fprintf(stderr, "view %d kept %zu frames:", (int)view, m);
+        for (size_t i = 0; i < m; i++)
+            fprintf(stderr, " %s;", symbols__get(sy, out[i])->name);
+        fprintf(stderr, "\n");
+        CHECK(0);
+    }
+    symbols__delete(sy);
+}
+
+#define N(a) (sizeof(a) / sizeof(*(a)))
+
+/* A stack with plumbing, a GIL wait and the launcher, every view. */
+static const char *const busy[] = {
+    "memcpy", "PyObject_Vectorcall", "py::g:/app/a.py", "_PyEval_EvalFrameDefault",
+    "_PyFunction_Vectorcall.constprop.0", "py::f:/app/a.py", "qsort_r", "PyObject_Call",
+    "call_back", "py::<module>:/app/a.py", "PyEval_EvalCode", "py::_run_code:<frozen runpy>",
+    "py::_run_module_as_main:<frozen runpy>", "Py_RunMain", "_start", "R python3",
+};
+
+/* The native view is every frame as perf names it, plumbing included. */
+static void native_keeps_every_frame(void)
+{
+    expect(VIEW_NATIVE, 0, busy, N(busy), busy, N(busy));
+}
+
+/* Mixed: a run of plumbing that touches a Python frame on either side
+ * goes (PyObject_Vectorcall between memcpy and g; the eval loop between g
+ * and f); between two native frames it stays (PyObject_Call between
+ * qsort_r and call_back); the launcher's frames go, with the plumbing
+ * that led into the program's <module>, and the native frames rootward of
+ * the launcher stay. */
+static void mixed_drops_plumbing_next_to_python(void)
+{
+    const char *const want[] = {
+        "memcpy", "py::g:/app/a.py", "py::f:/app/a.py", "qsort_r", "PyObject_Call", "call_back",
+        "py::<module>:/app/a.py", "Py_RunMain", "_start", "python3",
+    };
+    expect(VIEW_MIXED, 0, busy, N(busy), want, N(want));
+}
+
+/* Python: the Python frames and the root, plus the native leaf when asked
+ * (the innermost frame, whatever code it is). */
+static void python_keeps_python_frames_and_leaf(void)
+{
+    const char *const leaf[] = {"memcpy", "py::g:/app/a.py", "py::f:/app/a.py",
+                                "py::<module>:/app/a.py", "python3"};
+    expect(VIEW_PYTHON, 1, busy, N(busy), leaf, N(leaf));
+    expect(VIEW_PYTHON, 0, busy, N(busy), leaf + 1, N(leaf) - 1);
+    const char *const kernel[] = {"K schedule", "py::f:/app/a.py", "main"};
+    const char *const kept[] = {"K schedule", "py::f:/app/a.py"};
+    expect(VIEW_PYTHON, 1, kernel, N(kernel), kept, N(kept));
+}
+
+/* A thread blocked in take_gil: take_gil and everything leafward of it
+ * become one [GIL wait], and the calls that led into it (the GIL_ENTRY
+ * functions) go too, so the wait sits under the code that wanted to run,
+ * in the mixed and python views alike.  An uncontended take_gil (nothing
+ * blocking leafward of it) is just code, and so is a block rootward of it. */
+static void gil_wait_folded_when_it_blocks(void)
+{
+    const char *const blocked[] = {
+        "K futex_wait_queue", "__futex_abstimed_wait_common", "pthread_cond_timedwait",
+        "take_gil.constprop.0", "PyEval_RestoreThread", "_PyEval_HandleEvalBreaker",
+        "time_sleep", "py::f:/app/a.py", "main",
+    };
+    const char *const folded[] = {"[GIL wait]", "time_sleep", "py::f:/app/a.py", "main"};
+    expect(VIEW_MIXED, 0, blocked, N(blocked), folded, N(folded));
+    const char *const py[] = {"[GIL wait]", "py::f:/app/a.py"};
+    expect(VIEW_PYTHON, 0, blocked, N(blocked), py, N(py));
+    expect(VIEW_NATIVE, 0, blocked, N(blocked), blocked, N(blocked));
+
+    const char *const uncontended[] = {"pthread_mutex_lock", "take_gil", "PyEval_RestoreThread",
+                                       "py::f:/app/a.py"};
+    expect(VIEW_MIXED, 0, uncontended, N(uncontended), uncontended, N(uncontended));
+    const char *const waits_rootward[] = {"pthread_mutex_lock", "take_gil", "pthread_cond_wait",
+                                          "py::f:/app/a.py"};
+    expect(VIEW_MIXED, 0, waits_rootward, N(waits_rootward), waits_rootward, N(waits_rootward));
+}
+
+/* The launcher (python -m pyperfmap, runpy) goes only from stacks that
+ * reach the program: a stack still inside it keeps it whole; each of its
+ * spellings (the module's file, runpy's file or frozen name) counts. */
+static void launcher_stripped_only_below_the_program(void)
+{
+    const char *const inside[] = {"py::_get_module_details:<frozen runpy>",
+                                  "py::_run_module_as_main:<frozen runpy>", "Py_RunMain"};
+    expect(VIEW_MIXED, 0, inside, N(inside), inside, N(inside));
+    const char *const files[] = {"py::main:/app/a.py", "py::<module>:/app/a.py",
+                                 "py::_run_code:/usr/lib/python3.11/runpy.py",
+                                 "py::<module>:/site/pyperfmap/__main__.py", "Py_RunMain"};
+    const char *const want[] = {"py::main:/app/a.py", "py::<module>:/app/a.py", "Py_RunMain"};
+    expect(VIEW_MIXED, 0, files, N(files), want, N(want));
+}
 
 /* "g (a.py)" <- hook <- _PyEval_EvalFrameDefault <- "f (a.py)", leaf
  * first: the mixed view must keep only the two Python frames. */
@@ -34,6 +168,11 @@ static void dropped_between_python_frames(const char *hook)
 
 int main(int argc, char **argv)
 {
+    native_keeps_every_frame();
+    mixed_drops_plumbing_next_to_python();
+    python_keeps_python_frames_and_leaf();
+    gil_wait_folded_when_it_blocks();
+    launcher_stripped_only_below_the_program();
     CHECK(argc == 2);
     FILE *f = fopen(argv[1], "r");
     CHECK(f);
