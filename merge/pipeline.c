@@ -199,26 +199,22 @@ static void summary(const struct run *x)
             perf_reader__truncated(x->r) ? ", input truncated" : "");
 }
 
-/* calls mode: entries and returns come without stacks (calls.c makes
- * them); an entry's function is named by its trampoline's address, or it
+/* calls mode: an entry comes without a stack (calls.c makes them); its
+ * function is named by its trampoline's address, or it
  * is a system call, named as the syscalls mode names it. */
-static void call(struct run *x, const struct pd_sample *s, enum role role)
+static void call(struct run *x, const struct pd_sample *s)
 {
     uint64_t key;
     char marker[64];
     if (modes__call_key(&x->m, s, &key) < 0)
         return;
-    if (role == ROLE_CALL_RETURN || role == ROLE_SYS_EXIT) {
-        modes__call(&x->m, s, key, 0, 0);
-        return;
-    }
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     uint32_t id = modes__marker(&x->m, s, marker, sizeof marker)
                       ? symbols__named(x->sy, marker, FRAME_ROOT)
                       : symbols__frame(x->sy, t->proc, key, 0, 0);
     x->samples++;
     count_event(x, s->attr_idx);
-    modes__call(&x->m, s, key, thread_of(x, t), pframe_of(x, id));
+    modes__event(&x->m, s, thread_of(x, t), pframe_of(x, id));
 }
 
 /* The profile's stack for a sample's frames ids[0..n) (leaf first, room
@@ -260,7 +256,9 @@ static void emit_late(void *arg, const void *payload, const uint32_t *ids, size_
     struct late l;
     memcpy(&l, payload, sizeof(l));
     memcpy(x->late_ids, ids, n * sizeof(*ids));
-    profile__add(x->p, l.thread, profile_stack(x, x->late_ids, n, !complete, NULL), l.time, l.v);
+    uint32_t stack = profile_stack(x, x->late_ids, n, !complete, NULL);
+    modes__put(&x->m, &(struct pentry){.thread = l.thread, .stack = stack, .v = l.v, .timed = 1,
+                                       .begin = l.time, .end = l.time});
 }
 
 static int sample(struct run *x, const struct pd_event *ev)
@@ -285,16 +283,14 @@ static int sample(struct run *x, const struct pd_event *ev)
             return -EINVAL;
         }
     }
-    enum role role = modes__role(&x->m, s->attr_idx);
-    if (role == ROLE_NONE)
+    enum take take = modes__take(&x->m, s);
+    if (take == TAKE_NONE)
         return 0;
-    if (x->m.calls) {
-        call(x, s, role);
-        return 0;
-    }
-    if (role == ROLE_SYS_EXIT || role == ROLE_ALLOC_RETURN || role == ROLE_FREE ||
-        (role == ROLE_SWITCH && s->tid == 0)) {
-        modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
+    if (take == TAKE_BARE || take == TAKE_CALL) {
+        if (take == TAKE_CALL)
+            call(x, s);
+        else
+            modes__event(&x->m, s, 0, 0);
         return 0;
     }
     count_event(x, s->attr_idx);
@@ -351,7 +347,7 @@ static int sample(struct run *x, const struct pd_event *ev)
      * open spans now) are only completed from earlier ones. */
     if (dwarf && !x->o->no_stitch && (stop == UNWIND_COMPLETE || stop == UNWIND_TRUNCATED)) {
         struct late l = {0, s->time, {0}};
-        int may_wait = role == ROLE_SAMPLE;
+        int may_wait = take == TAKE_PLAIN;
         if (!x->st)
             x->st = stitch__new(sizeof(l), STACK_MAX,
                                 symbols__named(x->sy, "[unknown native frames]", FRAME_USER),
@@ -378,8 +374,8 @@ static int sample(struct run *x, const struct pd_event *ev)
     }
     char marker[64];
     int marked = modes__marker(&x->m, s, marker, sizeof marker);
-    modes__sample(&x->m, s, thread_of(x, t),
-                  profile_stack(x, x->ids, n, truncated, marked ? marker : NULL));
+    modes__event(&x->m, s, thread_of(x, t),
+                 profile_stack(x, x->ids, n, truncated, marked ? marker : NULL));
     return 0;
 }
 
@@ -517,8 +513,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
             if (x->typed)
                 modes__switch(&x->m, &ev.u.sw, ev.time);
         } else {
-            if (ev.type == PD_EXIT && x->m.calls)
-                modes__call_exit(&x->m, ev.u.task.tid, ev.time);
+            if (ev.type == PD_EXIT && x->typed)
+                modes__thread_exit(&x->m, ev.u.task.tid, ev.time);
             if (ev.type == PD_EXIT && x->st)
                 stitch__thread_exit(x->st, (uint64_t)ev.u.task.pid << 32 | ev.u.task.tid);
             session__apply(x->s, &ev);
