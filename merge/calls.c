@@ -27,6 +27,8 @@ struct tstack {                 /* one thread's open calls and their frames */
 
 struct calls {
     struct profile *p;
+    pentry_fn put;              /* where the closed calls go */
+    void *put_ctx;
     struct calls_filter f;
     struct idmap by_tid;        /* tid -> tstack index + 1 */
     struct tstack *threads;
@@ -36,10 +38,12 @@ struct calls {
     struct calls_stats st;
 };
 
-struct calls *calls__new(struct profile *p)
+struct calls *calls__new(struct profile *p, pentry_fn put, void *ctx)
 {
     struct calls *c = xcalloc(1, sizeof(*c));
     c->p = p;
+    c->put = put;
+    c->put_ctx = ctx;
     idmap__init(&c->by_tid);
     return c;
 }
@@ -131,7 +135,8 @@ static void close_top(struct calls *c, struct tstack *t, u64 time)
     v[CALLS_COUNT] = 1;
     v[CALLS_WALL] = dur > oc->child ? dur - oc->child : 0;
     v[CALLS_LATENCY] = dur;
-    profile__add_span(c->p, oc->thread, oc->stack, oc->begin, oc->begin + dur, v);
+    c->put(c->put_ctx, &(struct pentry){.thread = oc->thread, .stack = oc->stack, .v = v,
+                                        .timed = 1, .begin = oc->begin, .end = oc->begin + dur});
     if (oc->kept_parent != NONE)
         t->calls[oc->kept_parent].child += dur;
 }

@@ -23,6 +23,7 @@
 #ifndef PYMERGE_CALLS_H
 #define PYMERGE_CALLS_H
 
+#include "pentry.h"
 #include "profile.h"
 
 #include <regex.h>
@@ -43,7 +44,8 @@ struct calls_stats {
 
 struct calls;
 
-struct calls *calls__new(struct profile *p);
+/* Stacks are interned in p; each closed call is handed to put(ctx). */
+struct calls *calls__new(struct profile *p, pentry_fn put, void *ctx);
 void calls__delete(struct calls *c);   /* accepts NULL */
 /* Sets the filters (none by default), before the first event. */
 void calls__set_filter(struct calls *c, const struct calls_filter *f);

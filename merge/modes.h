@@ -25,6 +25,11 @@
  *             system calls, when recorded), without stacks: calls.c makes
  *             the stacks, each call a span (count, wall-ns, latency-ns)
  *
+ * Each mode is one row of modes.c's table (struct mode_ops, mode_ops.h):
+ * its value types, default weight, the events it needs, and handlers for
+ * start, event and finish, in its own mode_*.c.  A new mode is a row and
+ * a file.
+ *
  * The mode comes from the recording's events (pyperf-record --mode makes
  * the matching set), so a plain `pymerge perf.data` does the right thing;
  * --mode overrides.  --event selects one event and the cpu mode.
@@ -36,6 +41,7 @@
 #include "idmap.h"
 #include "intervals.h"
 #include "leaks.h"
+#include "pentry.h"
 #include "perfdata.h"
 #include "profile.h"
 #include "tracedata.h"
@@ -62,7 +68,10 @@ struct alloc_fields {
 };
 #define ALLOC_MMAP 255
 
+struct mode_ops;
+
 struct modes {
+    const struct mode_ops *ops; /* the mode's row */
     enum mode mode;
     struct profile *p;
     struct tracedata *td;       /* the recording's event formats, or NULL */
@@ -111,19 +120,34 @@ static inline enum role modes__role(const struct modes *m, unsigned attr_idx)
     return attr_idx < m->n_roles ? (enum role)m->role[attr_idx] : ROLE_NONE;
 }
 
+/* What the pipeline does with a sample, as its mode says. */
+enum take {
+    TAKE_NONE,                  /* nothing: not one of the mode's events */
+    TAKE_BARE,                  /* modes__event without a stack: it ends a span or a call */
+    TAKE_CALL,                  /* modes__event with the frame it calls (calls mode) */
+    TAKE_STACK,                 /* modes__event with its stack */
+    TAKE_PLAIN,                 /* the same, and it may wait for stitching (modes__values) */
+};
+enum take modes__take(const struct modes *m, const struct pd_sample *s);
+
 /* The leaf frame that names what a sample waits in ("[off-cpu: S]",
  * "[syscall write]"), written to buf; 0 when the sample has none. */
 int modes__marker(const struct modes *m, const struct pd_sample *s, char *buf, size_t len);
 
-/* Accounts a sample whose stack is (thread, stack) in the profile. */
-void modes__sample(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack);
+/* A sample, as modes__take said: at (thread, stack), or for TAKE_CALL at
+ * thread calling the profile frame `stack`; 0, 0 for TAKE_BARE. */
+void modes__event(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack);
 
-/* The values a plain sample (ROLE_SAMPLE) adds to its stack, for one whose
- * stack is known only later (stitch.h): profile__add them then.  Plain
+/* The values a plain sample (TAKE_PLAIN) adds to its stack, for one whose
+ * stack is known only later (stitch.h): modes__put them then.  Plain
  * samples pair with nothing, so adding them late changes nothing else. */
 void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v);
 
-/* A switch-in (--switch-events) ends the thread's off-CPU span. */
+/* The one way into the profile (pentry.h).  A pentry_fn, ctx the modes. */
+void modes__put(void *modes, const struct pentry *e);
+
+/* A switch record (--switch-events): a switch-in ends the thread's
+ * off-CPU span. */
 void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time);
 
 /* calls mode: what an entry or a return is of (a trampoline's address, or
@@ -131,13 +155,8 @@ void modes__switch(struct modes *m, const struct pd_switch *sw, uint64_t time);
  * the sample does not say. */
 int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *key);
 
-/* calls mode: an entry (frame names what it calls, thread is the
- * profile's thread) or a return (frame and thread unused). */
-void modes__call(struct modes *m, const struct pd_sample *s, uint64_t key, uint32_t thread,
-                 uint32_t frame);
-
-/* calls mode: a thread exits (an EXIT record), and so end its calls. */
-void modes__call_exit(struct modes *m, uint32_t tid, uint64_t time);
+/* A thread exits (an EXIT record): the calls mode ends its calls. */
+void modes__thread_exit(struct modes *m, uint32_t tid, uint64_t time);
 
 /* At the end: spans still open are accounted (off-CPU until the end of the
  * recording; a system call that never returned, with no latency). */

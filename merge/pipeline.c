@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define ROOT_MEMO 64
+#define KERNEL_DSO "[kernel.kallsyms]"
 /* The longest stack: one unwind gives at most UNWIND_MAX_FRAMES, a stitched
  * one more (stitch.h): Python's default recursion limit (1000 calls) at
  * about four native frames per call. */
@@ -51,13 +52,17 @@ struct run {
     uint32_t ids[STACK_MAX + 2], kept[LIVE_ROOM(STACK_MAX + 2)];
     uint32_t late_ids[STACK_MAX + 2];
     struct stitch_act acts[UNWIND_MAX_FRAMES];
+    size_t n_acts;
+    uint64_t eval_pc;           /* what the outermost trampoline called: the interpreter's */
     struct unwind_dwarf *ud;    /* --call-graph dwarf recordings; CFI for fc */
     struct stitch *st;          /* and their truncated stacks completed */
     struct fpcheck fc;          /* -g chains that stop in code without frame pointers */
     struct root_memo roots[ROOT_MEMO];
     const char *shown;          /* the input's name in messages */
-    int typed;                  /* modes__init done: at the first sample */
+    char *data_dir;             /* where the input is (symbols look beside it), or NULL */
     struct modes m;
+    int tty;                    /* stderr is a terminal: show progress */
+    uint64_t count;             /* records read */
     uint64_t progress_at;       /* when to show progress next (ns) */
     int progress_shown;
 };
@@ -76,18 +81,18 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
     const struct mapping *m = process__find(c->proc, addr);
     uint64_t entry;
     if (!m)
-        return -1;
+        return -ENOENT;
     *um = (struct unwind_map){.kind = UNWIND_MAP_ELF, .start = m->start, .end = m->end,
                               .pgoff = m->pgoff, .path = m->dso->path, .dso = m->dso};
     switch (m->dso->kind) {
     case DSO_FILE:  /* the file the symbols come from: gone or rebuilt means its cached copy */
         um->path = symbols__elf_file(c->sy, m->dso);
-        return um->path ? 0 : -1;
+        return um->path ? 0 : -ENOENT;
     case DSO_VDSO:  /* CFI from where the symbols came: the cached copy of the recording's */
         um->path = symbols__elf_file(c->sy, m->dso);
         if (!um->path)
             um->image = elf_own_vdso(&um->image_size);
-        return um->path || um->image ? 0 : -1;
+        return um->path || um->image ? 0 : -ENOENT;
     case DSO_PERFMAP:
         switch (symbols__trampoline(c->sy, c->proc, addr, &entry)) {
         case TRAMPOLINE_PYPERFMAP:
@@ -97,12 +102,12 @@ static int dwarf_lookup(void *arg, uint64_t addr, struct unwind_map *um)
             um->kind = UNWIND_MAP_CPYTHON_PERF;
             break;
         default:
-            return -1;
+            return -ENOENT;
         }
         um->start = entry;
         return 0;
     default:
-        return -1;
+        return -ENOENT;
     }
 }
 
@@ -134,8 +139,6 @@ static uint32_t thread_of(struct run *x, const struct thread *t)
     free(buf);
     return m->thread;
 }
-
-#define KERNEL_DSO "[kernel.kallsyms]"
 
 static void set_build_id(struct profile *p, const char *path, const uint8_t *id, size_t size)
 {
@@ -183,35 +186,34 @@ static void count_event(struct run *x, unsigned i)
  * (a tracing mode's probes and tracepoints). */
 static void summary(const struct run *x)
 {
+    struct warn_msg w;
+    FILE *f = warn_begin(&w);
     size_t events = 0, n = perf_reader__n_attrs(x->r);
     for (size_t i = 0; i < n && i < x->cap_per_attr; i++)
         events += x->per_attr[i] != 0;
-    fprintf(stderr, "pymerge: %" PRIu64 " samples (", x->samples);
+    fprintf(f, "%" PRIu64 " samples (", x->samples);
     if (events < 2)
-        fputs(x->event ? x->event : "-", stderr);
+        fputs(x->event ? x->event : "-", f);
     for (size_t i = 0, k = 0; events >= 2 && i < n && i < x->cap_per_attr; i++)
         if (x->per_attr[i])
-            fprintf(stderr, "%s%s %" PRIu64, k++ ? ", " : "", perf_reader__attr(x->r, i)->name,
+            fprintf(f, "%s%s %" PRIu64, k++ ? ", " : "", perf_reader__attr(x->r, i)->name,
                     x->per_attr[i]);
-    fprintf(stderr, "), %" PRIu64 " lost, %.1f%% of frames unknown, %zu processes, %zu stacks%s\n",
+    fprintf(f, "), %" PRIu64 " lost, %.1f%% of frames unknown, %zu processes, %zu stacks%s",
             perf_reader__lost(x->r), x->frames ? 100.0 * x->unknown / x->frames : 0.0,
             session__n_processes(x->s), profile__n_samples(x->p),
             perf_reader__truncated(x->r) ? ", input truncated" : "");
+    warn_end(&w);
 }
 
-/* calls mode: entries and returns come without stacks (calls.c makes
- * them); an entry's function is named by its trampoline's address, or it
- * is a system call, named as the syscalls mode names it. */
-static void call(struct run *x, const struct pd_sample *s, enum role role)
+/* calls mode: an entry comes without a stack (calls.c makes them); its
+ * function is named by its trampoline's address, or it is a system call,
+ * named as the syscalls mode names it. */
+static void call(struct run *x, const struct pd_sample *s)
 {
     uint64_t key;
     char marker[64];
     if (modes__call_key(&x->m, s, &key) < 0)
         return;
-    if (role == ROLE_CALL_RETURN || role == ROLE_SYS_EXIT) {
-        modes__call(&x->m, s, key, 0, 0);
-        return;
-    }
     struct thread *t = session__thread(x->s, s->pid, s->tid);
     uint32_t id = modes__marker(&x->m, s, marker, sizeof marker)
                       ? symbols__named(x->sy, marker, FRAME_ROOT)
@@ -221,7 +223,7 @@ static void call(struct run *x, const struct pd_sample *s, enum role role)
     /* The frame before the thread's root label: the order numbers them, and
      * C leaves the order of a call's arguments to the compiler. */
     uint32_t frame = pframe_of(x, id);
-    modes__call(&x->m, s, key, thread_of(x, t), frame);
+    modes__event(&x->m, s, thread_of(x, t), frame);
 }
 
 /* The profile's stack for a sample's frames ids[0..n) (leaf first, room
@@ -263,69 +265,46 @@ static void emit_late(void *arg, const void *payload, const uint32_t *ids, size_
     struct late l;
     memcpy(&l, payload, sizeof(l));
     memcpy(x->late_ids, ids, n * sizeof(*ids));
-    profile__add(x->p, l.thread, profile_stack(x, x->late_ids, n, !complete, NULL), l.time, l.v);
+    uint32_t stack = profile_stack(x, x->late_ids, n, !complete, NULL);
+    modes__put(&x->m, &(struct pentry){.thread = l.thread, .stack = stack, .v = l.v, .timed = 1,
+                                       .begin = l.time, .end = l.time});
 }
 
-static int sample(struct run *x, const struct pd_event *ev)
+/* Unwinds s's stack into x->uf: the frames, leaf first; *stop says
+ * whether they reach the root. */
+static size_t unwind(struct run *x, const struct pd_event *ev, const struct thread *t,
+                     enum unwind_stop *stop)
 {
     const struct pd_sample *s = &ev->u.sample;
-    const char *name = s->attr->name;
-
-    if (!x->typed) {                /* stackcollapse-perf.pl: the first event seen */
-        int err = modes__init(&x->m, x->o->mode, x->p, x->r, x->event, name, x->o->weight,
-                              x->shown);
-        if (err < 0)
-            return err;
-        modes__set_at(&x->m, (enum at_kind)x->o->at, x->o->at_ns);
-        if (!x->event)
-            x->event = xstrdup(name);
-        x->typed = 1;
-        if (x->m.calls) {
-            calls__set_filter(x->m.calls, &x->o->filter);
-        } else if (x->o->filter.only || x->o->filter.inside) {
-            fprintf(stderr, "pymerge: %s: --only and --inside filter calls recordings"
-                    " (pyperf-record --mode calls)\n", x->shown);
-            return -EINVAL;
-        }
-    }
-    enum role role = modes__role(&x->m, s->attr_idx);
-    if (role == ROLE_NONE)
-        return 0;
-    if (x->m.calls) {
-        call(x, s, role);
-        return 0;
-    }
-    if (role == ROLE_SYS_EXIT || role == ROLE_ALLOC_RETURN || role == ROLE_FREE ||
-        (role == ROLE_SWITCH && s->tid == 0)) {
-        modes__sample(&x->m, s, 0, 0);  /* they end spans; their stacks say nothing */
-        return 0;
-    }
-    count_event(x, s->attr_idx);
-    struct thread *t = session__thread(x->s, s->pid, s->tid);
-    enum unwind_stop stop = UNWIND_COMPLETE;
-    size_t n;
-    int dwarf = unwind_dwarf__wanted(&s->attr->attr);
-    if (dwarf) {
-        struct dwarf_ctx c = {x->sy, t->proc};
+    struct dwarf_ctx c = {x->sy, t->proc};
+    *stop = UNWIND_COMPLETE;
+    if (unwind_dwarf__wanted(&s->attr->attr)) {
         struct pd_sample cut = *s;  /* --dwarf-copy: what a smaller copy had held */
         if (x->o->dwarf_copy && cut.stack_dyn_size > x->o->dwarf_copy)
             cut.stack_dyn_size = x->o->dwarf_copy;
         if (!x->ud)
             x->ud = unwind_dwarf__new();
         /* one slot left for the [truncated] root */
-        n = unwind_dwarf__sample(x->ud, &cut, ev->misc, dwarf_lookup, &c, x->uf,
-                                 UNWIND_MAX_FRAMES - 1, &stop);
-    } else {
-        n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
-        if (s->ips) {
-            struct dwarf_ctx c = {x->sy, t->proc};
-            if (!x->ud)
-                x->ud = unwind_dwarf__new();
-            fpcheck__sample(&x->fc, x->ud, dwarf_lookup, &c, x->uf, n);
-        }
+        return unwind_dwarf__sample(x->ud, &cut, ev->misc, dwarf_lookup, &c, x->uf,
+                                    UNWIND_MAX_FRAMES - 1, stop);
     }
-    size_t kept = 0, n_acts = 0;
-    uint64_t eval_pc = 0;   /* what the outermost trampoline called: the interpreter's */
+    size_t n = unwind_fp(s, ev->misc, x->uf, UNWIND_MAX_FRAMES);
+    if (s->ips) {
+        if (!x->ud)
+            x->ud = unwind_dwarf__new();
+        fpcheck__sample(&x->fc, x->ud, dwarf_lookup, &c, x->uf, n);
+    }
+    return n;
+}
+
+/* Names the unwound frames x->uf[0..n) into x->ids (the kept ones) and
+ * notes the interpreter activations among them for stitching (x->acts,
+ * x->eval_pc).  Returns how many were kept. */
+static size_t symbolize(struct run *x, const struct thread *t, size_t n)
+{
+    size_t kept = 0;
+    x->n_acts = 0;
+    x->eval_pc = 0;
     for (size_t i = 0; i < n; i++) {
         const struct uframe *u = &x->uf[i];
         if (u->kernel && x->o->no_kernel)
@@ -340,53 +319,92 @@ static int sample(struct run *x, const struct pd_event *ev)
         if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
             continue;
         if (u->ids.activation) {
-            x->acts[n_acts++] = (struct stitch_act){u->ids.activation, u->addr, (uint32_t)kept,
-                                                    u->ids.parent,
-                                                    symbols__get(x->sy, x->ids[kept])->path_key};
-            eval_pc = i ? x->uf[i - 1].addr : 0;
+            x->acts[x->n_acts++] = (struct stitch_act){u->ids.activation, u->addr, (uint32_t)kept,
+                                                       u->ids.parent,
+                                                       symbols__get(x->sy, x->ids[kept])->path_key};
+            x->eval_pc = i ? x->uf[i - 1].addr : 0;
         }
         kept++;
     }
-    n = kept;
+    return kept;
+}
+
+/* Completes a DWARF stack x->ids[0..*n) from earlier ones (stitch.h), or
+ * lets a plain sample (may_wait) wait for a later one.  Returns 1 when it
+ * waits (emit_late takes it on), else 0, with *truncated updated. */
+static int stitch_or_wait(struct run *x, const struct pd_sample *s, const struct thread *t,
+                          int may_wait, size_t *n, int *truncated)
+{
+    struct late l = {0, s->time, {0}};
+    if (!x->st)
+        x->st = stitch__new(sizeof(l), STACK_MAX,
+                            symbols__named(x->sy, "[unknown native frames]", FRAME_USER),
+                            emit_late, x);
+    if (may_wait) {
+        l.thread = thread_of(x, t);
+        modes__values(&x->m, s, l.v);
+    }
+    /* Call paths are shared by the processes of one interpreter build,
+     * told by the file its evaluator runs from. */
+    const struct mapping *ev_map = x->eval_pc ? process__find(t->proc, x->eval_pc) : NULL;
+    uint64_t program = ev_map ? ev_map->dso->id + 1u : 0;
+    switch (stitch__sample(x->st, (uint64_t)s->pid << 32 | s->tid, program, x->ids, n, x->acts,
+                           x->n_acts, !*truncated, may_wait ? &l : NULL)) {
+    case STITCH_STITCHED:
+        *truncated = 0;
+        return 0;
+    case STITCH_WAITING:
+        return 1;
+    case STITCH_COMPLETE:
+    case STITCH_TRUNCATED:
+        break;
+    }
+    return 0;
+}
+
+/* A sample with a stack: unwind, symbolize, stitch or wait, then the
+ * mode's event at its profile stack. */
+static void stacked(struct run *x, const struct pd_event *ev, enum take take)
+{
+    const struct pd_sample *s = &ev->u.sample;
+    enum unwind_stop stop;
+    count_event(x, s->attr_idx);
+    struct thread *t = session__thread(x->s, s->pid, s->tid);
+    size_t n = symbolize(x, t, unwind(x, ev, t, &stop));
     int truncated = stop != UNWIND_COMPLETE;
     /* Complete and truncated DWARF stacks go through stitching: a plain
      * sample may wait for a later one to complete it; the others (they
      * open spans now) are only completed from earlier ones. */
-    if (dwarf && !x->o->no_stitch && (stop == UNWIND_COMPLETE || stop == UNWIND_TRUNCATED)) {
-        struct late l = {0, s->time, {0}};
-        int may_wait = role == ROLE_SAMPLE;
-        if (!x->st)
-            x->st = stitch__new(sizeof(l), STACK_MAX,
-                                symbols__named(x->sy, "[unknown native frames]", FRAME_USER),
-                                emit_late, x);
-        if (may_wait) {
-            l.thread = thread_of(x, t);
-            modes__values(&x->m, s, l.v);
-        }
-        /* Call paths are shared by the processes of one interpreter build,
-         * told by the file its evaluator runs from. */
-        const struct mapping *ev_map = eval_pc ? process__find(t->proc, eval_pc) : NULL;
-        uint64_t program = ev_map ? ev_map->dso->id + 1u : 0;
-        switch (stitch__sample(x->st, (uint64_t)s->pid << 32 | s->tid, program, x->ids, &n,
-                               x->acts, n_acts, !truncated, may_wait ? &l : NULL)) {
-        case STITCH_STITCHED:
-            truncated = 0;
-            break;
-        case STITCH_WAITING:
-            return 0;
-        case STITCH_COMPLETE:
-        case STITCH_TRUNCATED:
-            break;
-        }
-    }
+    if (unwind_dwarf__wanted(&s->attr->attr) && !x->o->no_stitch &&
+        (stop == UNWIND_COMPLETE || stop == UNWIND_TRUNCATED) &&
+        stitch_or_wait(x, s, t, take == TAKE_PLAIN, &n, &truncated))
+        return;
     char marker[64];
     int marked = modes__marker(&x->m, s, marker, sizeof marker);
     /* The stack's frames before the thread's root label, as in call(). */
     uint32_t stack = profile_stack(x, x->ids, n, truncated, marked ? marker : NULL);
-    modes__sample(&x->m, s, thread_of(x, t), stack);
-    return 0;
+    modes__event(&x->m, s, thread_of(x, t), stack);
 }
 
+static void sample(struct run *x, const struct pd_event *ev)
+{
+    const struct pd_sample *s = &ev->u.sample;
+    enum take take = modes__take(&x->m, s);
+    switch (take) {
+    case TAKE_NONE:
+        break;
+    case TAKE_BARE:
+        modes__event(&x->m, s, 0, 0);
+        break;
+    case TAKE_CALL:
+        call(x, s);
+        break;
+    case TAKE_STACK:
+    case TAKE_PLAIN:
+        stacked(x, ev, take);
+        break;
+    }
+}
 static uint64_t now_ns(void)
 {
     struct timespec t;
@@ -449,139 +467,204 @@ static char *dir_of(const char *path)
     return d;
 }
 
-int pipeline__run(const char *path, const struct pipeline_opts *o, struct profile **out)
+/* --event: the attr it names, whose samples the cpu mode folds; 0, or
+ * -EINVAL after listing the events there are. */
+static int select_event(struct run *x, const char *want)
 {
-    struct run *x = xcalloc(1, sizeof(*x));
-    struct pd_event ev;
-    int ret = -EINVAL, k;
-    int tty = isatty(2);
-    char *data_dir = dir_of(path);
-    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    size_t i, n = perf_reader__n_attrs(x->r);
+    for (i = 0; i < n; i++)
+        if (event_matches(perf_reader__attr(x->r, i)->name, want))
+            break;
+    if (i == n) {
+        struct warn_msg w;
+        FILE *f = warn_begin(&w);
+        fprintf(f, "%s: no event named %s; the file has:", x->shown, want);
+        for (i = 0; i < n; i++)
+            fprintf(f, " %s", perf_reader__attr(x->r, i)->name);
+        warn_end(&w);
+        return -EINVAL;
+    }
+    x->event = xstrdup(perf_reader__attr(x->r, i)->name);
+    return 0;
+}
 
-    x->o = o;
-    fpcheck__init(&x->fc);
+/* Opens path and sets up what reads it: the reader, the processes, the
+ * symbols and the profile, the last two given perf's build-id header
+ * (perf record and pyperf-record write it).  0, or -EINVAL after saying
+ * what is wrong. */
+static int open_input(struct run *x, const char *path)
+{
+    const struct pipeline_opts *o = x->o;
     x->r = perf_reader__open(path);         /* says why it fails */
     if (!x->r)
-        goto out;
-    if (o->event) {
-        size_t i, n = perf_reader__n_attrs(x->r);
-        for (i = 0; i < n; i++)
-            if (event_matches(perf_reader__attr(x->r, i)->name, o->event))
-                break;
-        if (i == n) {
-            fprintf(stderr, "pymerge: %s: no event named %s; the file has:", shown, o->event);
-            for (i = 0; i < n; i++)
-                fprintf(stderr, " %s", perf_reader__attr(x->r, i)->name);
-            fputc('\n', stderr);
-            goto out;
-        }
-        x->event = xstrdup(perf_reader__attr(x->r, i)->name);
-    }
+        return -EINVAL;
+    if (o->event && select_event(x, o->event) < 0)
+        return -EINVAL;
     x->s = session__new();
-    for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
-        const struct pd_build_id *b = perf_reader__build_id(x->r, i);
-        session__add_build_id(x->s, b->filename, b->id, b->size);
-    }
-    struct symbols_opts so = {o->kallsyms, data_dir, o->map_dir, !o->no_kernel, NULL, 0,
+    x->p = profile__new(o->keep_time);
+    struct symbols_opts so = {o->kallsyms, x->data_dir, o->map_dir, !o->no_kernel, NULL, 0,
                               perf_reader__pipe_mode(x->r)};
     for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
         const struct pd_build_id *b = perf_reader__build_id(x->r, i);
-        if (strcmp(b->filename, "[kernel.kallsyms]") == 0) {
+        session__add_build_id(x->s, b->filename, b->id, b->size);
+        set_build_id(x->p, b->filename, b->id, b->size);
+        if (strcmp(b->filename, KERNEL_DSO) == 0) {
             so.kernel_build_id = b->id;
             so.kernel_build_id_size = b->size;
         }
     }
     x->sy = symbols__new(&so);
-    x->p = profile__new(o->keep_time);
-    /* perf's build-id header (perf record and pyperf-record write it) */
-    for (size_t i = 0; i < perf_reader__n_build_ids(x->r); i++) {
-        const struct pd_build_id *b = perf_reader__build_id(x->r, i);
-        set_build_id(x->p, b->filename, b->id, b->size);
+    return 0;
+}
+
+/* The mode, set up at the first sample: the attrs and tracing data it is
+ * chosen from come before it (in a pipe, as records of their own), and
+ * the cpu mode folds that sample's event unless --event said another. */
+static int start_mode(struct run *x, const char *first)
+{
+    const struct pipeline_opts *o = x->o;
+    int err = modes__init(&x->m, o->mode, x->p, x->r, x->event, first, o->weight, x->shown);
+    if (err < 0)
+        return err;
+    modes__set_at(&x->m, (enum at_kind)o->at, o->at_ns);
+    if (!x->event)
+        x->event = xstrdup(first);
+    if (x->m.calls) {
+        calls__set_filter(x->m.calls, &o->filter);
+    } else if (o->filter.only || o->filter.inside) {
+        warnx_("%s: --only and --inside filter calls recordings (pyperf-record --mode calls)",
+               x->shown);
+        return -EINVAL;
     }
-    x->shown = shown;
-    uint64_t count = 0;
-    x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
-    x->first_time = UINT64_MAX;
-    while ((k = perf_reader__next(x->r, &ev)) > 0) {
-        if (ev.type == PD_SAMPLE) {
-            if (ev.time && ev.time < x->first_time)
-                x->first_time = ev.time;
-            if (ev.time > x->last_time)
-                x->last_time = ev.time;
-            if ((ret = sample(x, &ev)) < 0)
-                goto out;
-            if (o->live && (ret = live__tick(o->live, x->p, ev.time)) < 0) {
-                fprintf(stderr, "pymerge: <stdout>: write error: %s\n", strerror(errno ? errno : EIO));
-                goto out;
-            }
-        } else if (ev.type == PD_SWITCH) {
-            if (x->typed)
-                modes__switch(&x->m, &ev.u.sw, ev.time);
-        } else {
-            if (ev.type == PD_EXIT && x->m.calls)
-                modes__call_exit(&x->m, ev.u.task.tid, ev.time);
-            if (ev.type == PD_EXIT && x->st)
-                stitch__thread_exit(x->st, (uint64_t)ev.u.task.pid << 32 | ev.u.task.tid);
-            session__apply(x->s, &ev);
+    return 0;
+}
+
+/* What a record does to the state every sample is read against: the
+ * processes and their maps, and where the kernel's text is. */
+static void state_event(struct run *x, struct pd_event *ev)
+{
+    if (ev->type != PD_SAMPLE && ev->type != PD_SWITCH)
+        session__apply(x->s, ev);
+    if (ev->type == PD_MMAP && ev->u.mmap.pid == (uint32_t)-1 &&
+        strncmp(ev->u.mmap.filename, KERNEL_DSO, 17) == 0)
+        symbols__kernel_text(x->sy, ev->u.mmap.pgoff);
+}
+
+/* A record once the mode is set up: 0, or a negative errno after saying
+ * what is wrong. */
+static int event(struct run *x, struct pd_event *ev)
+{
+    int err;
+    switch (ev->type) {
+    case PD_SAMPLE:
+        if (ev->time && ev->time < x->first_time)
+            x->first_time = ev->time;
+        if (ev->time > x->last_time)
+            x->last_time = ev->time;
+        sample(x, ev);
+        if (x->o->live && (err = live__tick(x->o->live, x->p, ev->time)) < 0) {
+            warnx_("<stdout>: write error: %s", strerror(errno ? errno : EIO));
+            return err;
         }
-        if (ev.type == PD_MMAP && ev.u.mmap.pid == (uint32_t)-1 &&
-            strncmp(ev.u.mmap.filename, "[kernel.kallsyms]", 17) == 0)
-            symbols__kernel_text(x->sy, ev.u.mmap.pgoff);
-        if (tty && (++count & 0xff) == 0)
-            progress(x, 0);
+        break;
+    case PD_SWITCH:
+        modes__switch(&x->m, &ev->u.sw, ev->time);
+        break;
+    case PD_EXIT:
+        modes__thread_exit(&x->m, ev->u.task.tid, ev->time);
+        if (x->st)
+            stitch__thread_exit(x->st, (uint64_t)ev->u.task.pid << 32 | ev->u.task.tid);
+        break;
+    default:
+        break;
     }
-    if (tty)
+    state_event(x, ev);
+    return 0;
+}
+
+/* The next record, keeping a terminal's progress line: 1, 0 at the end,
+ * or a negative errno on bad input, said by the reader. */
+static int next(struct run *x, struct pd_event *ev)
+{
+    if (x->tty && x->count && (x->count & 0xff) == 0)
+        progress(x, 0);
+    x->count++;
+    return perf_reader__next(x->r, ev);
+}
+
+/* Every record of the input, in delivery order.  0, or a negative errno
+ * after saying what is wrong. */
+static int read_all(struct run *x)
+{
+    struct pd_event ev;
+    int k, err;
+    while ((k = next(x, &ev)) > 0 && ev.type != PD_SAMPLE)
+        state_event(x, &ev);
+    if (k > 0 && (err = start_mode(x, ev.u.sample.attr->name)) < 0)
+        return err;
+    for (; k > 0; k = next(x, &ev))
+        if ((err = event(x, &ev)) < 0)
+            return err;
+    if (x->tty)
         progress(x, 1);
-    ret = -EINVAL;
-    if (k < 0)                              /* said by the reader */
-        goto out;
-    if (x->st)
-        stitch__finish(x->st);
-    if (x->typed)
-        modes__finish(&x->m);
-    profile__finish(x->p);
-    set_span(x, path);
+    return k < 0 ? -EINVAL : 0;                 /* said by the reader */
+}
+
+/* "N records were lost while recording": per event, and without -v what
+ * to do about it. */
+static void report_lost(const struct run *x)
+{
+    struct warn_msg w;
+    FILE *f = warn_begin(&w);
+    /* -v's summary has the total: there, only the events it came from */
+    if (x->o->verbose)
+        fputs("lost per event:", f);
+    else
+        fprintf(f, "%s: %" PRIu64 " records were lost while recording:", x->shown,
+                perf_reader__lost(x->r));
+    for (size_t i = 0; i < perf_reader__n_attrs(x->r); i++)
+        if (perf_reader__attr(x->r, i)->lost)
+            fprintf(f, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
+                    perf_reader__attr(x->r, i)->lost);
+    if (!x->o->verbose)
+        fputs(" (a bigger buffer: pyperf-record -m 256M or perf record -m 256M; fewer events: a"
+              " lower -F, or perf record -c)", f);
+    warn_end(&w);
+}
+
+/* What the reading saw, on stderr: with -v the counts of every stage;
+ * without, what makes the profile wrong or short. */
+static void report(const struct run *x)
+{
+    const struct pipeline_opts *o = x->o;
     if (o->verbose)
         summary(x);
     if (o->verbose && x->ud)
         unwind_dwarf__summary(x->ud, stderr);
     if (o->verbose && x->st)
-        stitch__summary(x->st, stderr);
+        stitch__summary(x->st);
     /* Said without -v: such a profile is wrong, not just a little short. */
     double share;
     const struct dso *nofp = fpcheck__culprit(&x->fc, &share);
     if (nofp)
-        fprintf(stderr, "pymerge: %s: %.0f%% of the frame-pointer callchains stop inside %s, "
-                "built without frame pointers: record with --call-graph dwarf, or use "
-                "pyperf-record\n", shown, 100.0 * share, nofp->path);
-    if (perf_reader__lost(x->r)) {
-        /* -v's summary has the total: there, only the events it came from */
-        if (o->verbose)
-            fputs("pymerge: lost per event:", stderr);
-        else
-            fprintf(stderr, "pymerge: %s: %" PRIu64 " records were lost while recording:", shown,
-                    perf_reader__lost(x->r));
-        for (size_t i = 0; i < perf_reader__n_attrs(x->r); i++)
-            if (perf_reader__attr(x->r, i)->lost)
-                fprintf(stderr, " %s %" PRIu64, perf_reader__attr(x->r, i)->name,
-                        perf_reader__attr(x->r, i)->lost);
-        fputs(o->verbose ? "\n" : " (a bigger buffer: pyperf-record -m 256M or perf record -m"
-              " 256M; fewer events: a lower -F, or perf record -c)\n", stderr);
-    }
+        warnx_("%s: %.0f%% of the frame-pointer callchains stop inside %s, built without frame"
+               " pointers: record with --call-graph dwarf, or use pyperf-record", x->shown,
+               100.0 * share, nofp->path);
+    if (perf_reader__lost(x->r))
+        report_lost(x);
     if (o->verbose && x->m.calls) {
         const struct calls_stats *cs = calls__stats(x->m.calls);
-        fprintf(stderr, "pymerge: calls: %" PRIu64 " returns of calls that began before the recording,"
-                " %" PRIu64 " calls whose return was lost, %" PRIu64 " still open when their thread or"
-                " the recording ended\n",
-                cs->unmatched, cs->lost, cs->unfinished);
+        warnx_("calls: %" PRIu64 " returns of calls that began before the recording, %" PRIu64
+               " calls whose return was lost, %" PRIu64 " still open when their thread or the"
+               " recording ended", cs->unmatched, cs->lost, cs->unfinished);
     }
     if (o->verbose && x->m.unpaired)
-        fprintf(stderr, "pymerge: %" PRIu64 " spans without their closing event (lost, or still"
-                " open at the end)\n", x->m.unpaired);
-    *out = x->p;
-    x->p = NULL;
-    ret = 0;
-out:
+        warnx_("%" PRIu64 " spans without their closing event (lost, or still open at the end)",
+               x->m.unpaired);
+}
+
+static void run_delete(struct run *x)
+{
     stitch__delete(x->st);
     unwind_dwarf__delete(x->ud);
     fpcheck__exit(&x->fc);
@@ -593,7 +676,33 @@ out:
     session__delete(x->s);
     perf_reader__delete(x->r);
     free((char *)x->event);
-    free(data_dir);
+    free(x->data_dir);
     free(x);
+}
+
+int pipeline__run(const char *path, const struct pipeline_opts *o, struct profile **out)
+{
+    struct run *x = xcalloc(1, sizeof(*x));
+    x->o = o;
+    x->shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    x->data_dir = dir_of(path);
+    x->tty = isatty(2);
+    x->progress_at = now_ns() + 500000000u;     /* quiet for short inputs */
+    x->first_time = UINT64_MAX;
+    fpcheck__init(&x->fc);
+    int ret = open_input(x, path);
+    if (ret == 0)
+        ret = read_all(x);
+    if (ret == 0) {
+        if (x->st)
+            stitch__finish(x->st);
+        modes__finish(&x->m);
+        profile__finish(x->p);
+        set_span(x, path);
+        report(x);
+        *out = x->p;
+        x->p = NULL;
+    }
+    run_delete(x);
     return ret;
 }

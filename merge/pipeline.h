@@ -1,7 +1,9 @@
 /*
  * pipeline.h - one pass over a perf.data file:
  *   read (perfdata) -> state (session) -> unwind -> symbolize (symbols)
- *   -> view (views) -> the profile model (profile), which the writers read.
+ *   -> stitch or wait (stitch) -> view (views) -> the mode (modes.h, set
+ *   up at the first sample) -> the profile model (profile), which the
+ *   writers read.
  */
 #ifndef PYMERGE_PIPELINE_H
 #define PYMERGE_PIPELINE_H

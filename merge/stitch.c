@@ -635,17 +635,15 @@ struct stitch_counts stitch__counts(const struct stitch *st)
     return st->counts;
 }
 
-void stitch__summary(const struct stitch *st, FILE *f)
+void stitch__summary(const struct stitch *st)
 {
     const struct stitch_counts *c = &st->counts;
-    fprintf(f, "pymerge: DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed "
-            "(through an activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64
-            " from a later one; %" PRIu64 " through their call path, %" PRIu64
-            " of them at the end of the input, %" PRIu64
-            " past callers by name, %" PRIu64
-            " with native frames unknown; %"
-            PRIu64 " paths disputed)\n",
-            c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
-            c->from_later, c->from_path, c->at_end, c->through_calls, c->with_gap,
-            c->path_conflicts);
+    warnx_("DWARF stitching: %" PRIu64 " of %" PRIu64 " truncated stacks completed (through an"
+           " activation: %" PRIu64 " from an earlier sample of their thread, %" PRIu64 " from a"
+           " later one; %" PRIu64 " through their call path, %" PRIu64 " of them at the end of"
+           " the input, %" PRIu64 " past callers by name, %" PRIu64 " with native frames unknown;"
+           " %" PRIu64 " paths disputed)",
+           c->from_earlier + c->from_later + c->from_path, c->truncated, c->from_earlier,
+           c->from_later, c->from_path, c->at_end, c->through_calls, c->with_gap,
+           c->path_conflicts);
 }

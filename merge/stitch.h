@@ -113,7 +113,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #define STITCH_MAX_PENDING 64
 #define STITCH_MAX_PATH_FRAMES (16u << 20)
@@ -182,8 +181,8 @@ void stitch__thread_exit(struct stitch *st, uint64_t thread);
  * for the end are tried once more through paths, or left truncated. */
 void stitch__finish(struct stitch *st);
 
-/* For -v: how many truncated stacks were completed, and how. */
-void stitch__summary(const struct stitch *st, FILE *f);
+/* For -v: how many truncated stacks were completed, and how (warnx_). */
+void stitch__summary(const struct stitch *st);
 
 /* The counts behind the summary. */
 struct stitch_counts {

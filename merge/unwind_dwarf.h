@@ -10,9 +10,9 @@
  *
  *     int lookup(void *ctx, uint64_t addr, struct unwind_map *map);
  *
- *   It fills *map and returns 0, or returns -1 when nothing is mapped
- *   there.  ctx is passed through unchanged (e.g. the process or thread
- *   the sample belongs to).  map->kind says what holds addr:
+ *   It fills *map and returns 0, or a negative errno (-ENOENT) when
+ *   nothing is mapped there.  ctx is passed through unchanged (e.g. the
+ *   process or thread the sample belongs to).  map->kind says what holds addr:
  *
  *   UNWIND_MAP_ELF            an ELF file mapping: start, end, pgoff as in
  *                             MMAP2, path = the file to read (the mapped

@@ -116,6 +116,23 @@ void warnx_(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+FILE *warn_begin(struct warn_msg *w)
+{
+    w->text = NULL;
+    w->len = 0;
+    FILE *f = open_memstream(&w->text, &w->len);
+    if (!f)
+        util__out_of_memory();
+    return w->f = f;
+}
+
+void warn_end(struct warn_msg *w)
+{
+    fclose(w->f);
+    warnx_("%s", w->text ? w->text : "");
+    free(w->text);
+}
+
 void *zlib_alloc(void *opaque, unsigned items, unsigned size)
 {
     (void)opaque;

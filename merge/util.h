@@ -69,6 +69,15 @@ u64 hash_bytes(const void *p, size_t n);
 
 /* "pymerge: " + message + newline on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a message written in pieces (a list): fprintf them to the
+ * FILE warn_begin returns, and warn_end prints it through warnx_. */
+struct warn_msg {
+    FILE *f;
+    char *text;
+    size_t len;
+};
+FILE *warn_begin(struct warn_msg *w);
+void warn_end(struct warn_msg *w);
 
 /* s[0..len) as XML text or attribute value: escaped, control characters
  * (not allowed in XML 1.0) as '?'. */

@@ -1,0 +1,101 @@
+/* mode_calls.c - the calls mode: pyperfmap's function__entry and
+ * function__return probes (and system calls, when recorded), without
+ * stacks; calls.c makes the stacks, each call a span. */
+#include "mode_ops.h"
+#include "util.h"
+
+#include <errno.h>
+
+static int calls_found(struct perf_reader *r)
+{
+    return modes__has_probe(r, "function__entry");
+}
+
+static enum role call_role(const char *name)
+{
+    return modes__is_probe(name, "function__entry") ? ROLE_CALL_ENTRY
+           : modes__is_probe(name, "function__return") ? ROLE_CALL_RETURN
+           : event_matches(name, "raw_syscalls:sys_enter") ? ROLE_SYS_ENTER
+           : event_matches(name, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
+}
+
+/* The roles, and the field that says what each entry or return is of: the
+ * trampoline (tramp as pyperf-record names it, the fourth argument arg4 as
+ * perf probe does), a system call's id. */
+static int calls_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
+                       const char *weight)
+{
+    (void)sel, (void)weight;
+    m->f_key = xcalloc(m->n_roles + 1, sizeof(*m->f_key));
+    for (size_t i = 0; i < m->n_roles; i++) {
+        const struct pd_attr *a = perf_reader__attr(r, i);
+        uint64_t id;
+        m->role[i] = call_role(a->name);
+        if (m->role[i] == ROLE_NONE)
+            continue;
+        int sys = m->role[i] == ROLE_SYS_ENTER || m->role[i] == ROLE_SYS_EXIT;
+        if (!m->td || !modes__tracepoint(a, &id) ||
+            (tracedata__field(m->td, id, sys ? "id" : "tramp", &m->f_key[i]) < 0 &&
+             (sys || tracedata__field(m->td, id, "arg4", &m->f_key[i]) < 0))) {
+            modes__no_field(m, a->name, sys ? "id" : "tramp");
+            return -EINVAL;
+        }
+        if (m->role[i] == ROLE_SYS_ENTER)
+            m->f_id = m->f_key[i];
+    }
+    m->calls = calls__new(m->p, modes__put, m);
+    return 0;
+}
+
+int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *key)
+{
+    enum role role = modes__role(m, s->attr_idx);
+    if (td_field__read(&m->f_key[s->attr_idx], s->raw, s->raw_size, key) < 0)
+        return -EINVAL;
+    if (role == ROLE_SYS_ENTER || role == ROLE_SYS_EXIT)
+        *key |= UINT64_C(1) << 63;
+    return 0;
+}
+
+/* An entry (frame: the profile frame it calls, thread the profile's
+ * thread) or a return (both 0). */
+static void call_event(struct modes *m, const struct pd_sample *s, uint32_t thread,
+                       uint32_t frame)
+{
+    enum role role = modes__role(m, s->attr_idx);
+    uint64_t key;
+    if (modes__call_key(m, s, &key) < 0)
+        return;
+    if (role == ROLE_CALL_ENTRY || role == ROLE_SYS_ENTER)
+        calls__enter(m->calls, s->tid, thread, s->time, key, frame, role == ROLE_SYS_ENTER);
+    else
+        calls__return(m->calls, s->tid, s->time, key);
+}
+
+static void call_thread_exit(struct modes *m, uint32_t tid, uint64_t time)
+{
+    if (time > m->last_time)
+        m->last_time = time;
+    calls__exit(m->calls, tid, time);
+}
+
+static void calls_finish(struct modes *m)
+{
+    calls__finish(m->calls, m->last_time);
+}
+
+const struct mode_ops mode_calls = {
+    .name = "calls",
+    .mode = MODE_CALLS,
+    .found = calls_found,
+    .types = {[CALLS_COUNT] = {"count", "count"}, [CALLS_WALL] = {"wall-ns", "nanoseconds"},
+              [CALLS_LATENCY] = {"latency-ns", "nanoseconds"}},
+    .n_types = CALLS_N_VALUES,
+    .weight = CALLS_WALL,
+    .pairs = 1,
+    .stackless = 1,
+    .start = calls_start,
+    .event = call_event,
+    .thread_exit = call_thread_exit,
+    .finish = calls_finish,
+};
