@@ -372,6 +372,7 @@ static struct gen_slot {
     PyObject *gen;
     PyObject *task;
     PyObject *weak;     /* to the task */
+    PyObject *gweak;    /* to the coroutine */
 } gens[GEN_SLOTS];
 
 __attribute__((noinline)) static PyObject *find_task(PyObject *gen, struct gen_slot *s)
@@ -380,12 +381,16 @@ __attribute__((noinline)) static PyObject *find_task(PyObject *gen, struct gen_s
     PyObject *loop, *task;
     while (PyDict_Next(current_tasks, &pos, &loop, &task))
         if (runs(task, gen)) {
+            int c = Py_TYPE(task) == c_task && c_coro_offset > 0;   /* runs() is one load */
             PyObject *weak = PyWeakref_NewRef(task, NULL);
-            if (!weak) {
+            PyObject *gweak = weak && !c ? PyWeakref_NewRef(gen, NULL) : NULL;
+            if (!weak || (!c && !gweak)) {
+                Py_XDECREF(weak);
                 PyErr_Clear();
                 return task;
             }
             Py_XSETREF(s->weak, weak);
+            Py_XSETREF(s->gweak, gweak);
             s->gen = gen;
             s->task = task;
             return task;
@@ -393,21 +398,28 @@ __attribute__((noinline)) static PyObject *find_task(PyObject *gen, struct gen_s
     return NULL;
 }
 
+/* While both live, the coroutine is the task's: a coroutine is resumed only
+ * by its task, and the weak reference tells that no new coroutine took the
+ * old one's address (an eager task drops its coroutine when done).  A C
+ * Task whose coroutine is one load away is asked instead (gweak NULL). */
 static PyObject *task_of(PyObject *gen)
 {
     struct gen_slot *s = &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
-    if (s->gen == gen && weak_is(s->weak, s->task) && runs(s->task, gen))
+    if (s->gen == gen && weak_is(s->weak, s->task)
+        && (s->gweak ? weak_is(s->gweak, gen) : runs(s->task, gen)))
         return s->task;
     return find_task(gen, s);
 }
 
 /* ---- the chain of a task, remembered -------------------------------------
  * Who awaits a task changes only when some future of its chain gains or
- * loses a done-callback.  While every future of the chain is the
- * accelerator's, the chain is remembered with each future's callback
- * fields, and a step only compares them (a weak reference tells that each
- * future is still the one at its address).  A callback replaced by a new
- * one at the same address goes unseen until the next change. */
+ * loses a done-callback.  The chain is remembered with each future's
+ * callbacks: the accelerator's callback fields, or a Python future's
+ * _callbacks list (asyncio empties and refills that one list in place),
+ * with their lengths, and a step only compares them (a weak reference
+ * tells that each future is still the one at its address).  A callback
+ * replaced by a new one at the same address, the list's length unchanged,
+ * goes unseen until the next change. */
 #define CHAIN_SLOTS 256
 
 struct level {
@@ -417,27 +429,55 @@ struct level {
 
 static struct chain_slot {
     int levels, n;                  /* levels 0: nothing remembered */
+    int all_c;                      /* every level the accelerator's */
     struct level lv[MAX_HOPS + 1];  /* lv[0] is the task */
     void *frames[TASKS_MAX_DEPTH];
 } chains[CHAIN_SLOTS];
 
-static void read_level(struct level *l, PyObject *fut)
+static inline Py_ssize_t list_len(PyObject *list)
 {
-    struct c_future_head *f = (struct c_future_head *)fut;
-    l->fut = fut;
-    l->cb0 = f->callback0;
-    l->cbs = f->callbacks;
-    l->ncbs = f->callbacks && PyList_Check(f->callbacks) ? PyList_GET_SIZE(f->callbacks) : -1;
+    return list && PyList_Check(list) ? PyList_GET_SIZE(list) : -1;
 }
 
-/* Level 0, the task, is known to be alive: task_of found it. */
-static inline int same_level(const struct level *l, int check_alive)
+/* fut's callbacks as a level holds them.  A Python future's list is kept
+ * by the future: only its address is compared later, never followed. */
+__attribute__((always_inline)) static inline void read_callbacks(PyObject *fut, int c, PyObject **cb0,
+                                                                  PyObject **cbs)
+{
+    if (c) {
+        struct c_future_head *f = (struct c_future_head *)fut;
+        *cb0 = f->callback0;
+        *cbs = f->callbacks;
+        return;
+    }
+    *cb0 = NULL;
+    *cbs = optional_attr(fut, s_callbacks);
+    Py_XDECREF(*cbs);
+}
+
+static void read_level(struct level *l, PyObject *fut)
+{
+    l->fut = fut;
+    read_callbacks(fut, kind_of(fut) & KIND_C_FUTURE, &l->cb0, &l->cbs);
+    l->ncbs = list_len(l->cbs);
+}
+
+/* Level 0, the task, is known to be alive: task_of found it.  The
+ * accelerator's futures are compared field by field, the common case. */
+static inline int same_c_level(const struct level *l, int check_alive)
 {
     struct c_future_head *f = (struct c_future_head *)l->fut;
     return (!check_alive || weak_is(l->weak, l->fut)) && f->callback0 == l->cb0
-           && f->callbacks == l->cbs
-           && (f->callbacks && PyList_Check(f->callbacks) ? PyList_GET_SIZE(f->callbacks) : -1)
-              == l->ncbs;
+           && f->callbacks == l->cbs && list_len(f->callbacks) == l->ncbs;
+}
+
+static inline int same_level(const struct level *l, int check_alive)
+{
+    PyObject *cb0, *cbs;
+    if (check_alive && !weak_is(l->weak, l->fut))
+        return 0;
+    read_callbacks(l->fut, kind_of(l->fut) & KIND_C_FUTURE, &cb0, &cbs);
+    return cb0 == l->cb0 && cbs == l->cbs && list_len(cbs) == l->ncbs;
 }
 
 static void forget(struct chain_slot *c)
@@ -457,7 +497,6 @@ static int walk(PyObject *task, void **frames, struct chain_slot *c)
     forget(c);
     chain[n++] = f;
     for (int hops = 0; f && hops <= MAX_HOPS; hops++) {
-        keep = keep && (kind_of(f) & KIND_C_FUTURE);
         if (keep && (c->lv[levels].weak = PyWeakref_NewRef(f, NULL)) != NULL)
             read_level(&c->lv[levels++], f);
         keep = keep && levels > 0 && c->lv[levels - 1].fut == f;
@@ -474,6 +513,9 @@ static int walk(PyObject *task, void **frames, struct chain_slot *c)
             frames[m++] = t;
     }
     c->levels = levels;
+    c->all_c = 1;
+    for (int i = 0; i < levels; i++)
+        c->all_c &= (kind_of(c->lv[i].fut) & KIND_C_FUTURE) != 0;
     if (!keep || f)
         forget(c);
     memcpy(c->frames, frames, (size_t)m * sizeof *frames);
@@ -490,8 +532,12 @@ int tasks_frames(PyObject *gen, void **frames)
         return 0;
     struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
     int same = c->levels > 0 && c->lv[0].fut == task;
-    for (int i = 0; same && i < c->levels; i++)
-        same = same_level(&c->lv[i], i > 0);
+    if (c->all_c)
+        for (int i = 0; same && i < c->levels; i++)
+            same = same_c_level(&c->lv[i], i > 0);
+    else
+        for (int i = 0; same && i < c->levels; i++)
+            same = same_level(&c->lv[i], i > 0);
     if (!same)
         return walk(task, frames, c);
     memcpy(frames, c->frames, (size_t)c->n * sizeof *frames);
