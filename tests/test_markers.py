@@ -285,12 +285,21 @@ class Markers(unittest.TestCase):
         """bcc raises only the interpreter's own semaphore on Debian's
         python3.11 (pyperfmap's markers stay off: ucalls sees none of the
         calls); with PYPERFMAP_MARKERS=always they fire untraced, and
-        ucalls counts every call."""
+        ucalls counts every call.  bcc 0.26 merges the interpreter's
+        function__entry (3 arguments) and pyperfmap's (4) into one probe
+        whose arguments are those of the file whose path sorts first: with
+        the extension's path sorting before the interpreter's, ucalls
+        aborts in its own code (docs/markers.md), every time."""
         if not SYSTEM_PYTHON:
             self.skipTest("no Debian python3 with python3-dev")
+        always = dict(ENV, PYPERFMAP_MARKERS="always")
+        if extension(SYSTEM_PYTHON) < os.path.realpath(SYSTEM_PYTHON):
+            for env in (ENV, always):
+                self.assertIsNone(self.ucalls(SYSTEM_PYTHON, env), self.bcc_out)
+                self.assertIn('optional.hpp:501', self.bcc_out)
+            return
         want = dict.fromkeys(CALLS)
         self.assertEqual(self.attempts(lambda: self.ucalls(SYSTEM_PYTHON), want), want, self.bcc_out)
-        always = dict(ENV, PYPERFMAP_MARKERS="always")
         self.assertEqual(self.attempts(lambda: self.ucalls(SYSTEM_PYTHON, always), CALLS), CALLS, self.bcc_out)
 
     def test_bcc_ucalls_and_uflow(self):
