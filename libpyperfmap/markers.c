@@ -30,6 +30,10 @@ SEMAPHORE(python_import__find__load__done_semaphore, import_done, 6);
 SEMAPHORE(python_gc__start_semaphore, gc_start, 8);
 SEMAPHORE(python_gc__done_semaphore, gc_done, 10);
 SEMAPHORE(python_audit_semaphore, audit, 12);
+/* The calls mode's probes share the function markers' semaphores: raised
+ * by either tracer, the same test in the hook fires both. */
+SEMAPHORE(pyperfmap_call__entry_semaphore, function_entry, 0);
+SEMAPHORE(pyperfmap_call__return_semaphore, function_return, 2);
 
 #define SEM(field) (pyperfmap_markers.s.field)
 /* Whether a marker fires: traced, or all switched on. */
@@ -181,7 +185,8 @@ void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *mo
         STAP_PROBE1(python, import__find__load__start, utf8(c->module));
     if (ON(function_entry)) {
         name_call(c);
-        STAP_PROBE4(python, function__entry, c->filename, c->funcname, c->lineno, t);
+        STAP_PROBE3(python, function__entry, c->filename, c->funcname, c->lineno);
+        STAP_PROBE1(pyperfmap, call__entry, t);
     }
 }
 
@@ -190,7 +195,8 @@ void markers_leave(struct markers_call *c, void *t, PyObject *result)
     if (ON(function_return)) {
         if (c->filename == NULL)
             name_call(c);
-        STAP_PROBE4(python, function__return, c->filename, c->funcname, c->lineno, t);
+        STAP_PROBE3(python, function__return, c->filename, c->funcname, c->lineno);
+        STAP_PROBE1(pyperfmap, call__return, t);
     }
     if (c->module && ON(import_done))
         STAP_PROBE2(python, import__find__load__done, utf8(c->module), (int)(result != NULL));

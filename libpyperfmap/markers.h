@@ -2,8 +2,8 @@
  * markers.h - CPython's standard static markers (USDT, provider "python")
  * on every CPython, fired by pyperfmap while it is enabled:
  *
- *   function__entry(filename, funcname, lineno, trampoline)
- *   function__return(filename, funcname, lineno, trampoline)
+ *   function__entry(filename, funcname, lineno)
+ *   function__return(filename, funcname, lineno)
  *   gc__start(generation)            gc__done(collected + uncollectable)
  *   import__find__load__start(module)
  *   import__find__load__done(module, found)
@@ -11,10 +11,13 @@
  *
  * with CPython's names and argument types (Include/pydtrace.d).  The
  * strings are UTF-8 from the code object; lineno is the function's first
- * line (co_firstlineno) in both function probes.  The fourth argument is
- * pyperfmap's own, the trampoline's address, which the perf map names:
- * tools that read three arguments never see it, and pyperf-record's calls
- * mode reads only it.
+ * line (co_firstlineno) in both function probes.  Beside each function
+ * marker, pyperfmap:call__entry(trampoline) and call__return(trampoline)
+ * carry the trampoline's address, which the perf map names, for
+ * pyperf-record's calls mode.  They are probes of their own, not a fourth
+ * argument: a tool that merges same-named markers of every file of a
+ * process (bcc) reads as many arguments at each as the first file has,
+ * and an interpreter's own markers have three.
  *
  * Each marker has a semaphore, which a tracer raises while it is attached.
  * All seven (and the switch that fires them all, markers_set_always) live

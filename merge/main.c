@@ -70,7 +70,7 @@ static const char usage[] =
     "                          (wall-ns; also cpu-ns, offcpu-ns);\n"
     "                        syscalls: raw_syscalls:sys_enter/sys_exit paired, leaf\n"
     "                          [syscall NAME]; count, or --weight latency-ns\n"
-    "                        calls: pyperfmap's function__entry/return probes\n"
+    "                        calls: pyperfmap's call__entry/return probes\n"
     "                          (pyperf-record --mode calls): every call a span;\n"
     "                          wall-ns (time at each stack), count, latency-ns\n"
     "                        alloc: allocations sampled by bytes (pyperf-record --mode\n"

@@ -1,6 +1,7 @@
-/* mode_calls.c - the calls mode: pyperfmap's function__entry and
- * function__return probes (and system calls, when recorded), without
- * stacks; calls.c makes the stacks, each call a span. */
+/* mode_calls.c - the calls mode: pyperfmap's call__entry and call__return
+ * probes, which pyperf-record names function__entry and function__return
+ * in its group (and system calls, when recorded), without stacks; calls.c
+ * makes the stacks, each call a span. */
 #include "mode_ops.h"
 #include "util.h"
 
@@ -8,20 +9,22 @@
 
 static int calls_found(struct perf_reader *r)
 {
-    return modes__has_probe(r, "function__entry");
+    return modes__has_probe(r, "function__entry") || modes__has_probe(r, "call__entry");
 }
 
 static enum role call_role(const char *name)
 {
-    return modes__is_probe(name, "function__entry") ? ROLE_CALL_ENTRY
-           : modes__is_probe(name, "function__return") ? ROLE_CALL_RETURN
+    return modes__is_probe(name, "function__entry") || modes__is_probe(name, "call__entry")
+               ? ROLE_CALL_ENTRY
+           : modes__is_probe(name, "function__return") || modes__is_probe(name, "call__return")
+               ? ROLE_CALL_RETURN
            : event_matches(name, "raw_syscalls:sys_enter") ? ROLE_SYS_ENTER
            : event_matches(name, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
 }
 
 /* The roles, and the field that says what each entry or return is of: the
- * trampoline (tramp as pyperf-record names it, the fourth argument arg4 as
- * perf probe does), a system call's id. */
+ * trampoline (tramp as pyperf-record names it, arg1 as perf probe does), a
+ * system call's id. */
 static int calls_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
                        const char *weight)
 {
@@ -36,7 +39,7 @@ static int calls_start(struct modes *m, struct perf_reader *r, const struct pd_a
         int sys = m->role[i] == ROLE_SYS_ENTER || m->role[i] == ROLE_SYS_EXIT;
         if (!m->td || !modes__tracepoint(a, &id) ||
             (tracedata__field(m->td, id, sys ? "id" : "tramp", &m->f_key[i]) < 0 &&
-             (sys || tracedata__field(m->td, id, "arg4", &m->f_key[i]) < 0))) {
+             (sys || tracedata__field(m->td, id, "arg1", &m->f_key[i]) < 0))) {
             modes__no_field(m, a->name, sys ? "id" : "tramp");
             return -EINVAL;
         }

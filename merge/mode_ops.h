@@ -38,7 +38,8 @@ extern const struct mode_ops mode_cpu, mode_offcpu, mode_wall, mode_syscalls, mo
     mode_leaks, mode_calls;
 
 /* Whether r has an event called want, or a probe of pyperf-record's group
- * (pyperf_PID:probe) or of pyperfmap's markers (sdt_python:probe). */
+ * (pyperf_PID:probe) or one of pyperfmap's as perf probe names it
+ * (sdt_pyperfmap:probe). */
 int modes__has_event(struct perf_reader *r, const char *want);
 int modes__is_probe(const char *name, const char *probe);
 int modes__has_probe(struct perf_reader *r, const char *probe);

@@ -37,12 +37,12 @@ int modes__has_event(struct perf_reader *r, const char *want)
 }
 
 /* pyperf-record's probes, by their names in its group (pyperf_PID), or
- * pyperfmap's function markers as perf probe names them (sdt_python):
- * "function__entry", "function__return". */
+ * pyperfmap's own as perf probe names them (sdt_pyperfmap): "py_alloc",
+ * "call__entry"... */
 int modes__is_probe(const char *name, const char *probe)
 {
     const char *colon = strchr(name, ':');
-    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_python:", 11)))
+    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_pyperfmap:", 14)))
         return 0;
     return event_matches(colon + 1, probe);
 }

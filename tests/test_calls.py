@@ -98,19 +98,22 @@ class Calls(unittest.TestCase):
         return r.stdout
 
     def test_probes_in_every_extension(self):
-        """Each built extension carries both function markers, with their
-        semaphores and a fourth argument (the trampoline)."""
+        """Each built extension carries CPython's function markers with
+        exactly CPython's three arguments, and beside each pyperfmap's
+        call probe with one (the trampoline), on the same semaphore."""
         built = glob.glob(os.path.join(PYPATH, "pyperfmap", "_pyperfmap*.so"))
         self.assertTrue(built, PYPATH)
+        note = r"Provider: %s\s+Name: %s\s+Location: \S+, Base: \S+, Semaphore: (\S+)\s+Arguments: %s\n"
         for so in built:
             notes = subprocess.run(["readelf", "-n", so], stdout=subprocess.PIPE,
                                    universal_newlines=True, check=True).stdout
-            for name in ("function__entry", "function__return"):
-                m = re.search(r"Provider: python\s+Name: %s\s+Location: \S+, Base: \S+, Semaphore: (\S+)"
-                              r"\s+Arguments: 8@\S+ 8@\S+ -4@\S+ 8@\S+\n" % name, notes)
-                self.assertTrue(m, "%s: no stapsdt note python:%s (build with systemtap-sdt-dev)"
-                                % (so, name))
-                self.assertNotEqual(int(m.group(1), 16), 0)
+            for kind in ("entry", "return"):
+                std = re.search(note % ("python", "function__" + kind, r"8@\S+ 8@\S+ -4@\S+"), notes)
+                ours = re.search(note % ("pyperfmap", "call__" + kind, r"8@\S+"), notes)
+                self.assertTrue(std and ours, "%s: python:function__%s or pyperfmap:call__%s missing"
+                                " (build with systemtap-sdt-dev)" % (so, kind, kind))
+                self.assertNotEqual(int(std.group(1), 16), 0)
+                self.assertEqual(std.group(1), ours.group(1))
 
     def test_exact_counts_and_times_that_add_up(self):
         """On every CPython: foo, bar and baz are called exactly as often as

@@ -32,9 +32,10 @@ def probes_lock():
 # that perf may not drain in time (measured here: 64 MiB lost 128 of them,
 # 16 MiB most).  Locked per CPU, as root.
 TRACE_BUFFER = "128M"
-# CPython's standard markers in pyperfmap's extension (libpyperfmap/markers.h),
-# whose fourth argument is the trampoline's address: the only one recorded.
-CALL_PROBES = ("function__entry", "function__return")
+# pyperfmap's probes beside CPython's standard function markers
+# (libpyperfmap/markers.h), whose one argument is the trampoline's address,
+# and the event each becomes (the names pymerge's calls mode reads).
+CALL_PROBES = (("pyperfmap:call__entry", "function__entry"), ("pyperfmap:call__return", "function__return"))
 # uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
 # The requested size is the field "bytes" in each, so that one
 # --weight bytes reads them all; calloc also keeps its element count.
@@ -221,11 +222,10 @@ class StaticProbes(AllocProbes):
 
 
 def call_probes(perf, ext):
-    """The calls mode's: CPython's standard function markers, which
-    pyperfmap fires with the trampoline's address as a fourth argument, of
-    which only that is recorded."""
-    return StaticProbes(perf, [(ext, "python:" + name, name, (None, None, None, "tramp"))
-                               for name in CALL_PROBES])
+    """The calls mode's: pyperfmap's call__entry and call__return, fired
+    beside CPython's standard function markers, with the trampoline's
+    address."""
+    return StaticProbes(perf, [(ext, sdt, event, ("tramp",)) for sdt, event in CALL_PROBES])
 
 
 def sampled_probes(perf, ext, preload, frees):
