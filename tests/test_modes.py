@@ -384,11 +384,14 @@ class Modes(unittest.TestCase):
                             self.assertTrue(frames[-2].startswith("burn ("), frames)
                             per_thread[frames[0]][1] += w
                 self.assertEqual(len(per_thread), 2, dict(per_thread))
+                # Two threads, one GIL: together they wait for a good part
+                # of their lives (about half, unsanitized), and neither
+                # waits for all of it.  Not each: on a machine short of
+                # CPUs the kernel may leave one thread unscheduled until
+                # the other is done, which then never waited.
+                wall, gil = (sum(v[i] for v in per_thread.values()) for i in (0, 1))
+                self.assertGreater(gil / wall, 0.1, dict(per_thread))
                 for thread, (wall, gil) in per_thread.items():
-                    # two threads, one GIL: each waits for a good part of its
-                    # life (18% for one 3.13 thread under ASan on a loaded CI
-                    # machine, about 50% unsanitized)
-                    self.assertGreater(gil / wall, 0.1, (thread, wall, gil))
                     self.assertLess(gil / wall, 0.8, (thread, wall, gil))
 
     def record_writes(self, name):
