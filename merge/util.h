@@ -14,7 +14,7 @@
  *     input, a failed write or no memory, 3 a diff gate exceeded), and so is
  *     what running out of memory does (util__on_oom).  Two places end the
  *     process where they are, because nothing can be returned from them:
- *     main.c's out-of-memory handler, and pdsrc.c's SIGBUS handler (an
+ *     main.c's out-of-memory handler, and perfdata_source.c's SIGBUS handler (an
  *     input file truncated while mapped); both with status 2.
  *
  * Allocation goes through one place so that running out of memory is one

@@ -1,5 +1,5 @@
-/* fuzz_folded.c - the folded-text parser (merge/folded.c) on any bytes. */
-#include "folded.h"
+/* fuzz_folded.c - the folded-text parser (merge/input/in_folded.c) on any bytes. */
+#include "in_folded.h"
 #include "profile.h"
 
 #include <stdlib.h>

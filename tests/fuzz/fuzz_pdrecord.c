@@ -1,5 +1,5 @@
 /*
- * fuzz_pdrecord.c - one kernel record (merge/pdrecord.c) under any event
+ * fuzz_pdrecord.c - one kernel record (merge/perfdata/perfdata_record.c) under any event
  * attributes: every sample_type combination, read formats, register
  * masks, sample_id_all.
  *
@@ -7,7 +7,7 @@
  * (8 bytes each), a flags byte (sample_id_all, freq), then the record; its
  * header's size field is set to the bytes given (at most 65528).
  */
-#include "pdrecord.h"
+#include "perfdata_record.h"
 
 #include <stdlib.h>
 #include <string.h>

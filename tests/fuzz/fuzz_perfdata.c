@@ -1,5 +1,5 @@
 /*
- * fuzz_perfdata.c - the perf.data reader (merge/perfdata.c) on any bytes:
+ * fuzz_perfdata.c - the perf.data reader (merge/perfdata/perfdata.c) on any bytes:
  * header, attrs, features, records, zstd chunks, read to the end.
  *
  * Built twice: fuzz_perfdata_file takes the input as a whole file (file or

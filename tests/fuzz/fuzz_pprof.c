@@ -1,6 +1,6 @@
-/* fuzz_pprof.c - the pprof reader (merge/pprof_in.c: gzip, protobuf-c's
+/* fuzz_pprof.c - the pprof reader (merge/input/in_pprof.c: gzip, protobuf-c's
  * decoder, every index and id checked) on any bytes. */
-#include "pprof_in.h"
+#include "in_pprof.h"
 #include "profile.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_stitch.c - stitching (merge/stitch.c) driven by any bytes: the
+ * fuzz_stitch.c - stitching (merge/unwind/stitch.c) driven by any bytes: the
  * activations and caller paths it is given come from stack copies, which
  * are outside input.  Each input is a sequence of samples; the emitted and
  * stitched stacks must stay within max_frames, and everything waiting must

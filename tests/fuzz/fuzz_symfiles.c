@@ -1,6 +1,6 @@
 /*
- * fuzz_symfiles.c - the kallsyms and perf-map parsers (merge/kallsyms.c,
- * merge/perfmap.c) on any bytes, each followed by symtab__finish and
+ * fuzz_symfiles.c - the kallsyms and perf-map parsers (merge/symbols/kallsyms.c,
+ * merge/symbols/perfmap.c) on any bytes, each followed by symtab__finish and
  * lookups, as symbols.c uses them.  The first byte picks the parser.
  */
 #include "kallsyms.h"

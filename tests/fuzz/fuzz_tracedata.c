@@ -1,6 +1,6 @@
 /*
  * fuzz_tracedata.c - the TRACING_DATA framing and libtraceevent's format
- * parser (merge/tracedata.c) on any bytes, then every field of every event
+ * parser (merge/perfdata/tracedata.c) on any bytes, then every field of every event
  * the input names ("ID: N" lines) read from the input itself as raw data.
  */
 #include "tracedata.h"

@@ -1,6 +1,6 @@
 /*
- * fuzz_unwind.c - the CFI compiler (merge/cfi.c), the DWARF expression
- * evaluator and the unwinder (merge/unwind_dwarf.c): random registers and
+ * fuzz_unwind.c - the CFI compiler (merge/unwind/cfi.c), the DWARF expression
+ * evaluator and the unwinder (merge/unwind/unwind_dwarf.c): random registers and
  * stack bytes stepped through the real CFI of a real libpython.
  *
  * The library is "mapped" at BASE (whole file, offset 0); two windows

@@ -1,4 +1,4 @@
-/* test_calltree.c - a profile's samples as one tree (merge/calltree.h), the
+/* test_calltree.c - a profile's samples as one tree (merge/model/calltree.h), the
  * shape the flame graph and the differential flame graph are drawn from:
  * paths merge, weights add up, siblings come in flamegraph.pl's order, and
  * a path of one profile is found in another's tree. */

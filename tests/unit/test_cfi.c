@@ -1,5 +1,5 @@
-/* test_cfi.c - the CFI compiler (merge/cfi.c), the DWARF expression
- * evaluator and the unwinder (merge/unwind_dwarf.c) on hand-written CFI
+/* test_cfi.c - the CFI compiler (merge/unwind/cfi.c), the DWARF expression
+ * evaluator and the unwinder (merge/unwind/unwind_dwarf.c) on hand-written CFI
  * (cfi_frames.S, linked into this program) and a made-up stack. */
 #include "cfi.h"
 #include "check.h"

@@ -1,4 +1,4 @@
-/* test_container.c - the NSpid line of /proc/PID/status (merge/container.c),
+/* test_container.c - the NSpid line of /proc/PID/status (merge/symbols/container.c),
  * on hand-made texts: nesting, none, malformed (blanks only, stray bytes,
  * a NUL, a key elsewhere), unterminated, too big. */
 #include "check.h"

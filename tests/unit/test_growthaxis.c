@@ -1,4 +1,4 @@
-/* test_growthaxis.c - the growth plot's byte axis (merge/out_growthplot.c):
+/* test_growthaxis.c - the growth plot's byte axis (merge/output/out_growthplot.c):
  * one unit for every label, chosen from the largest value, round steps, a
  * top that holds the largest value without wasting most of the plot, and
  * labels that print their values exactly. */

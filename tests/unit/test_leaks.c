@@ -1,4 +1,4 @@
-/* test_leaks.c - the leaks mode's pairing (merge/leaks.c) on hand-made
+/* test_leaks.c - the leaks mode's pairing (merge/modes/leaks.c) on hand-made
  * event sequences: entries to returns per thread, nesting, frees, realloc,
  * pointers reused, frees of the unknown, two processes. */
 #include "check.h"

@@ -1,7 +1,7 @@
-/* test_pdqueue.c - perf's FINISHED_ROUND ordering (merge/pdqueue.c) on
+/* test_pdqueue.c - perf's FINISHED_ROUND ordering (merge/perfdata/perfdata_queue.c) on
  * hand-made records: what each round delivers, ties, copies, compaction. */
 #include "check.h"
-#include "pdqueue.h"
+#include "perfdata_queue.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* test_pdsrc.c - a mapped input truncated by another process while being
- * read (merge/pdsrc.c): the one-line error for faults in our mapping, the
+ * read (merge/perfdata/perfdata_source.c): the one-line error for faults in our mapping, the
  * previous SIGBUS handler for any other fault and after src_exit. */
 #include "check.h"
-#include "pdsrc.h"
+#include "perfdata_source.h"
 
 #include <signal.h>
 #include <stdint.h>

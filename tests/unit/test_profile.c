@@ -1,4 +1,4 @@
-/* test_profile.c - the profile model's contracts (merge/profile.h), which
+/* test_profile.c - the profile model's contracts (merge/model/profile.h), which
  * every writer relies on: what is interned and when two things are the
  * same, how values sum, which value weighs, what time order means. */
 #include "check.h"

@@ -1,4 +1,4 @@
-/* test_symtab.c - perf's symbol-table rules (merge/symtab.c): which alias
+/* test_symtab.c - perf's symbol-table rules (merge/symbols/symtab.c): which alias
  * wins at one address (choose_best_symbol), where zero-sized symbols end
  * (symbols__fixup_end), and lookups, on hand-made tables. */
 #include "check.h"

@@ -1,4 +1,4 @@
-/* test_unwind_fp.c - frame-pointer callchains into frames (merge/unwind.c):
+/* test_unwind_fp.c - frame-pointer callchains into frames (merge/unwind/unwind.c):
  * context markers set each frame's mode, only the first frame of a context
  * is not a return address, a chain without entries is the sample's ip, and
  * a corrupt chain (a stray word above PERF_CONTEXT_MAX, which the kernel's

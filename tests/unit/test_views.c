@@ -1,5 +1,5 @@
-/* test_views.c - which frames each view keeps (merge/views.c, with the
- * frames' roles from merge/symbols.c), on stacks of named frames: the
+/* test_views.c - which frames each view keeps (merge/model/views.c, with the
+ * frames' roles from merge/symbols/symbols.c), on stacks of named frames: the
  * native view keeps all; the mixed view drops interpreter plumbing next to
  * a Python frame, folds a blocking GIL wait into one frame and strips the
  * launcher; the python view keeps Python frames and the leaf.  And the

@@ -1,5 +1,5 @@
-/* pdrecord.c - decode kernel records (see pdrecord.h). */
-#include "pdrecord.h"
+/* perfdata_record.c - decode kernel records (see perfdata_record.h). */
+#include "perfdata_record.h"
 
 #include <errno.h>
 
@@ -229,7 +229,7 @@ u64 record_time(const struct layout *l, const struct raw *rec)
     return time;
 }
 
-/* Decode a record of one of the queued types (see pdrecord.h). */
+/* Decode a record of one of the queued types (see perfdata_record.h). */
 int record_parse(const struct pd_attr *a, const struct layout *l, const struct raw *raw,
                  struct pd_event *ev, const char **part)
 {

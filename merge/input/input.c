@@ -1,7 +1,7 @@
 /* input.c - a recording, a folded file or a pprof profile -> a profile. */
 #include "input.h"
-#include "folded.h"
-#include "pprof_in.h"
+#include "in_folded.h"
+#include "in_pprof.h"
 #include "util.h"
 
 #include <errno.h>

@@ -3,21 +3,21 @@
  *
  * This file reads the header, the attrs and the feature sections, and
  * drives three layers, each feeding the next:
- *   pdsrc.c    the data section mapped (a file), or buffered bytes from a
+ *   perfdata_source.c    the data section mapped (a file), or buffered bytes from a
  *              pipe;
  *   raw        (here) whole records, COMPRESSED records expanded through
  *              one zstd stream (a decompressed chunk may end mid-record, so
  *              the remainder waits for the next chunk), perf's own records
  *              (attrs, features, build ids, rounds) handled on the spot;
- *   pdqueue.c  kernel records reordered by time as perf's ordered_events
- *              does it, then decoded by pdrecord.c.
+ *   perfdata_queue.c  kernel records reordered by time as perf's ordered_events
+ *              does it, then decoded by perfdata_record.c.
  * Every length is checked against the record, and every record against the
  * input, before it is used.
  */
 #include "perfdata.h"
-#include "pdqueue.h"
-#include "pdrecord.h"
-#include "pdsrc.h"
+#include "perfdata_queue.h"
+#include "perfdata_record.h"
+#include "perfdata_source.h"
 #include "util.h"
 
 #include <errno.h>

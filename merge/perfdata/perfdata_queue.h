@@ -1,11 +1,11 @@
 /*
- * pdqueue.h - perf's ordered_events, for perfdata.c: records are queued
+ * perfdata_queue.h - perf's ordered_events, for perfdata.c: records are queued
  * with their time, and at each FINISHED_ROUND everything not newer than
  * the newest time seen before the previous round is delivered in time
  * order (ties in input order).
  */
-#ifndef PYMERGE_PDQUEUE_H
-#define PYMERGE_PDQUEUE_H
+#ifndef PYMERGE_PERFDATA_QUEUE_H
+#define PYMERGE_PERFDATA_QUEUE_H
 
 #include "util.h"
 

@@ -1,5 +1,5 @@
-/* pdqueue.c - time ordering of records (see pdqueue.h). */
-#include "pdqueue.h"
+/* perfdata_queue.c - time ordering of records (see perfdata_queue.h). */
+#include "perfdata_queue.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
- * folded.c - parse folded stacks into the profile model.
+ * in_folded.c - parse folded stacks into the profile model.
  */
-#include "folded.h"
+#include "in_folded.h"
 #include "util.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /*
- * pdrecord.h - the fields of one kernel record, for perfdata.c: where a
+ * perfdata_record.h - the fields of one kernel record, for perfdata.c: where a
  * record's event id and time sit, and its decoding into a pd_event.  Every
  * field is checked against the record's size before it is read.
  */
-#ifndef PYMERGE_PDRECORD_H
-#define PYMERGE_PDRECORD_H
+#ifndef PYMERGE_PERFDATA_RECORD_H
+#define PYMERGE_PERFDATA_RECORD_H
 
 #include "perfdata.h"
 #include "util.h"

@@ -6,7 +6,7 @@
 #include "stitch.h"
 
 #include "idmap.h"
-#include "../libpyperfmap/trampoline.h"
+#include "../../libpyperfmap/trampoline.h"
 #include "util.h"
 
 #include <inttypes.h>

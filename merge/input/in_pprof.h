@@ -1,5 +1,5 @@
 /*
- * pprof_in.h - pprof (profile.proto, gzip'd or not) -> a profile: what go
+ * in_pprof.h - pprof (profile.proto, gzip'd or not) -> a profile: what go
  * tool pprof, Go's runtime/pprof, Pyroscope's exports, austin's converters
  * and pymerge --format pprof write.
  *
@@ -11,8 +11,8 @@
  * a nanoseconds type gets pymerge's "-ns" back (cpu -> cpu-ns); the first
  * PROFILE_MAX_VALUES are kept, and the default sample type is the weight.
  */
-#ifndef PYMERGE_PPROF_IN_H
-#define PYMERGE_PPROF_IN_H
+#ifndef PYMERGE_IN_PPROF_H
+#define PYMERGE_IN_PPROF_H
 
 #include "profile.h"
 

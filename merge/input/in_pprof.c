@@ -1,5 +1,5 @@
-/* pprof_in.c - pprof's profile.proto -> a profile (see pprof_in.h). */
-#include "pprof_in.h"
+/* in_pprof.c - pprof's profile.proto -> a profile (see in_pprof.h). */
+#include "in_pprof.h"
 #include "idmap.h"
 #include "profile.pb-c.h"
 #include "util.h"

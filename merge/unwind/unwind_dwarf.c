@@ -18,7 +18,7 @@
 
 /* perf.data from x86-64 is what we unwind, whatever we run on. */
 #define PYPERFMAP_TEMPLATE_X86_64 1
-#include "../libpyperfmap/trampoline.h"
+#include "../../libpyperfmap/trampoline.h"
 
 /*
  * CPython 3.12/3.13's x86-64 -X perf trampoline (Python/asm_trampoline.S):

@@ -1,12 +1,12 @@
 /*
- * pdsrc.h - the bytes of a perf.data input, for perfdata.c.
+ * perfdata_source.h - the bytes of a perf.data input, for perfdata.c.
  *
  * A file's data section is mapped and records are used in place; a pipe is
  * read through a buffer.  Either way src_want() makes n bytes readable at
  * src_ptr(), and src_take() moves past them.
  */
-#ifndef PYMERGE_PDSRC_H
-#define PYMERGE_PDSRC_H
+#ifndef PYMERGE_PERFDATA_SOURCE_H
+#define PYMERGE_PERFDATA_SOURCE_H
 
 #include "util.h"
 

@@ -1,5 +1,5 @@
-/* pdsrc.c - mapped or buffered input bytes (see pdsrc.h). */
-#include "pdsrc.h"
+/* perfdata_source.c - mapped or buffered input bytes (see perfdata_source.h). */
+#include "perfdata_source.h"
 
 #include <errno.h>
 #include <signal.h>

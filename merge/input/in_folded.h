@@ -1,5 +1,5 @@
 /*
- * folded.h - folded text -> a profile: pymerge's own output, or any
+ * in_folded.h - folded text -> a profile: pymerge's own output, or any
  * folded file (flamegraph.pl's stackcollapse-*, inferno, py-spy -f raw...).
  *
  * Each non-empty line is "frame;frame;... COUNT", root first.  The first
@@ -9,8 +9,8 @@
  * the profile's one value type is what the caller set (pymerge --weight
  * wall-ns), "samples" by default.
  */
-#ifndef PYMERGE_FOLDED_H
-#define PYMERGE_FOLDED_H
+#ifndef PYMERGE_IN_FOLDED_H
+#define PYMERGE_IN_FOLDED_H
 
 #include "profile.h"
 

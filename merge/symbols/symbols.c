@@ -14,7 +14,7 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "util.h"
-#include "../libpyperfmap/trampoline.h"
+#include "../../libpyperfmap/trampoline.h"
 
 #include <errno.h>
 #include <fcntl.h>
