@@ -64,7 +64,7 @@ struct perf_reader {
     u64 data_start;
 
     struct pd_attr *attrs;
-    struct layout *layouts;     /* parallel to attrs */
+    struct pd_layout *layouts;     /* parallel to attrs */
     size_t n_attrs, cap_attrs, cap_layouts;
     struct pd_build_id *bids;
     size_t n_bids, cap_bids;
@@ -153,11 +153,11 @@ static int add_attr(struct perf_reader *r, u64 off, const u8 *p, size_t room,
         a->ids[i] = rd64(ids + 8 * i);
     a->n_ids = n_ids;
     a->name = derived_name(&a->attr);   /* until EVENT_DESC names it */
-    r->layouts[r->n_attrs] = layout_of(&a->attr);
+    r->layouts[r->n_attrs] = pd_record__layout_of(&a->attr);
     r->n_attrs++;
     /* perf refuses files whose events disagree on where the id sits,
      * because records could then not be attributed; so do we. */
-    const struct layout *l0 = &r->layouts[0], *ln = &r->layouts[r->n_attrs - 1];
+    const struct pd_layout *l0 = &r->layouts[0], *ln = &r->layouts[r->n_attrs - 1];
     if (r->n_attrs > 1 && (l0->id_pos != ln->id_pos || l0->is_pos != ln->is_pos ||
                            l0->id_pos < 0 || l0->sample_id_all != ln->sample_id_all))
         return bad(r, off, "events with different sample layouts and no sample id");
@@ -458,7 +458,7 @@ static int open_file_mode(struct perf_reader *r, u64 file_size)
     r->src.off = d_off;
     r->data_start = d_off;
     r->total = r->src.end - d_off;
-    src_map(&r->src, r->shown);
+    pd_source__map(&r->src, r->shown);
     return 0;
 }
 
@@ -497,13 +497,13 @@ static int open_input(struct perf_reader *r)
     r->src.seekable = S_ISREG(st.st_mode);
     r->src.buf = xmalloc(SRC_BUF_SIZE);
     r->src.end = UINT64_MAX;
-    ssize_t n = src_want(&r->src, 16);
+    ssize_t n = pd_source__want(&r->src, 16);
     int err = n < 0 ? sys_failed(r, (int)-n) : check_magic(r, n);
     if (err)
         return err;
     if (rd64(r->src.buf + 8) == 16) {       /* pipe mode: records follow */
         r->pipe_mode = 1;
-        src_take(&r->src, 16);
+        pd_source__take(&r->src, 16);
         r->total = r->src.seekable ? (u64)st.st_size : 0;
         return 0;
     }
@@ -541,7 +541,7 @@ void perf_reader__delete(struct perf_reader *r)
 {
     if (!r)
         return;
-    src_exit(&r->src);
+    pd_source__exit(&r->src);
     for (size_t i = 0; i < r->n_attrs; i++) {
         free(r->attrs[i].name);
         free(r->attrs[i].ids);
@@ -561,7 +561,7 @@ void perf_reader__delete(struct perf_reader *r)
 
 /* ---- raw records ---------------------------------------------------------- */
 
-static int decompress(struct perf_reader *r, const struct raw *rec)
+static int decompress(struct perf_reader *r, const struct pd_raw *rec)
 {
     size_t hdr = rec->type == REC_COMPRESSED2 ? 16 : 8;
     if (rec->size < hdr)
@@ -601,7 +601,7 @@ static int decompress(struct perf_reader *r, const struct raw *rec)
     return 0;
 }
 
-static int record_header(struct perf_reader *r, const u8 *p, u64 off, struct raw *rec)
+static int record_header(struct perf_reader *r, const u8 *p, u64 off, struct pd_raw *rec)
 {
     rec->type = rd32(p);
     memcpy(&rec->misc, p + 4, 2);
@@ -637,13 +637,14 @@ static int pipe_tracing_data(struct perf_reader *r, u64 size)
     if (keep)
         r->tdata = xmalloc(size ? size : 1);
     while (skip) {
-        ssize_t k = src_want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
+        ssize_t k = pd_source__want(&r->src, skip < SRC_BUF_SIZE ? (size_t)skip : SRC_BUF_SIZE);
         if (k <= 0)
             return -ENODATA;
         if (keep && at < size)
-            memcpy(r->tdata + at, src_ptr(&r->src), (size_t)(size - at < (u64)k ? size - at : (u64)k));
+            memcpy(r->tdata + at, pd_source__ptr(&r->src),
+                   (size_t)(size - at < (u64)k ? size - at : (u64)k));
         at += (u64)k;
-        src_take(&r->src, (size_t)k);
+        pd_source__take(&r->src, (size_t)k);
         skip -= (u64)k;
     }
     if (keep)
@@ -653,7 +654,7 @@ static int pipe_tracing_data(struct perf_reader *r, u64 size)
 
 /* The next whole record: 1, 0 at the end of the input, a negative errno
  * on bad input. */
-static int next_raw(struct perf_reader *r, struct raw *rec)
+static int next_raw(struct perf_reader *r, struct pd_raw *rec)
 {
     for (;;) {
         /* Records already decompressed come first. */
@@ -669,24 +670,24 @@ static int next_raw(struct perf_reader *r, struct raw *rec)
                 return 1;
             }
         }
-        ssize_t n = src_want(&r->src, 8);
+        ssize_t n = pd_source__want(&r->src, 8);
         if (n < 0)
             return read_failed(r, r->src.off, (int)-n);
         if (n == 0)
             return compressed_tail(r);
         if (n < 8)
             goto tail;
-        int err = record_header(r, src_ptr(&r->src), r->src.off, rec);
+        int err = record_header(r, pd_source__ptr(&r->src), r->src.off, rec);
         if (err)
             return err;
-        n = src_want(&r->src, rec->size);
+        n = pd_source__want(&r->src, rec->size);
         if (n < 0)
             return read_failed(r, r->src.off, (int)-n);
         if ((size_t)n < rec->size)
             goto tail;
-        rec->p = src_ptr(&r->src);
+        rec->p = pd_source__ptr(&r->src);
         rec->mapped = r->src.map != NULL;
-        src_take(&r->src, rec->size);
+        pd_source__take(&r->src, rec->size);
         if (rec->type == REC_COMPRESSED || rec->type == REC_COMPRESSED2) {
             if ((err = decompress(r, rec)))
                 return err;
@@ -706,7 +707,7 @@ tail:
 }
 
 /* The attr describing a record's layout; NULL if its id is unknown. */
-static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *rec, size_t *idx)
+static const struct pd_attr *attr_of(struct perf_reader *r, const struct pd_raw *rec, size_t *idx)
 {
     u64 id;
     *idx = 0;
@@ -714,7 +715,7 @@ static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *re
         return NULL;
     if (r->n_attrs == 1)
         return &r->attrs[0];
-    if (!record_id(&r->layouts[0], rec, &id))
+    if (!pd_record__id(&r->layouts[0], rec, &id))
         /* no id: records without a trailer share one layout; a sample
          * without its id cannot be attributed */
         return rec->type != PERF_RECORD_SAMPLE && !r->layouts[0].sample_id_all ? &r->attrs[0]
@@ -726,9 +727,9 @@ static const struct pd_attr *attr_of(struct perf_reader *r, const struct raw *re
 
 /* Decode a queued-type record into ev: 1 done, 0 skip, a negative errno
  * on bad input. */
-static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *ev)
+static int parse(struct perf_reader *r, const struct pd_raw *raw, struct pd_event *ev)
 {
-    struct raw rec = *raw;
+    struct pd_raw rec = *raw;
     const char *part;
     size_t idx;
     if ((uintptr_t)rec.p & 7) {         /* keep u64 arrays aligned */
@@ -738,7 +739,7 @@ static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *
     const struct pd_attr *a = attr_of(r, &rec, &idx);
     if (!a)
         return 0;                       /* perf skips records of unknown events */
-    int k = record_parse(a, &r->layouts[idx], &rec, ev, &part);
+    int k = pd_record__parse(a, &r->layouts[idx], &rec, ev, &part);
     if (k < 0 && rec.type == PERF_RECORD_SAMPLE)
         return bad(r, rec.off, "SAMPLE record of %u bytes: %s do not fit", rec.size, part);
     if (k < 0)
@@ -749,7 +750,7 @@ static int parse(struct perf_reader *r, const struct raw *raw, struct pd_event *
 }
 
 /* perf's own records: attrs, features, build ids, rounds. */
-static int user_record(struct perf_reader *r, const struct raw *rec)
+static int user_record(struct perf_reader *r, const struct pd_raw *rec)
 {
     const u8 *b = rec->p + 8;
     size_t body = rec->size - 8u;
@@ -786,7 +787,7 @@ static int user_record(struct perf_reader *r, const struct raw *rec)
 
 /* Whether rec is a LOST or LOST_SAMPLES record: then counted, in total
  * and for its event. */
-static int count_lost(struct perf_reader *r, const struct raw *rec)
+static int count_lost(struct perf_reader *r, const struct pd_raw *rec)
 {
     if (rec->type == PERF_RECORD_LOST && rec->size >= 24) {
         /* the record names the event whose buffer overflowed */
@@ -808,7 +809,7 @@ static int count_lost(struct perf_reader *r, const struct raw *rec)
 
 int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
 {
-    struct raw rec;
+    struct pd_raw rec;
     for (;;) {
         if (r->failed)
             return r->failed;
@@ -822,7 +823,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
                 return k;
         }
         if (r->queue.ready)             /* the last batch is done with */
-            src_release(&r->src, pd_queue__compact(&r->queue, r->src.off));
+            pd_source__release(&r->src, pd_queue__compact(&r->queue, r->src.off));
         if (r->at_end) {
             if (!r->queue.n)
                 return 0;
@@ -844,7 +845,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
                 pd_queue__round(&r->queue);
             continue;
         }
-        if (count_lost(r, &rec) || !record_is_queued(rec.type))
+        if (count_lost(r, &rec) || !pd_record__is_queued(rec.type))
             continue;
         size_t idx;
         const struct pd_attr *a = attr_of(r, &rec, &idx);
@@ -853,7 +854,7 @@ int perf_reader__next(struct perf_reader *r, struct pd_event *ev)
                 return bad(r, rec.off, "record of type %u before any event attr", rec.type);
             continue;
         }
-        u64 time = record_time(&r->layouts[idx], &rec);
+        u64 time = pd_record__time(&r->layouts[idx], &rec);
         /* perf delivers untimed records, and records older than what was
          * already delivered, at once instead of queueing them. */
         if (time == 0 || time < r->queue.last_flush) {

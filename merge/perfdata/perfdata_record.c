@@ -3,9 +3,9 @@
 
 #include <errno.h>
 
-struct layout layout_of(const struct perf_event_attr *a)
+struct pd_layout pd_record__layout_of(const struct perf_event_attr *a)
 {
-    struct layout l = {a->sample_type, -1, -1, (int)a->sample_id_all};
+    struct pd_layout l = {a->sample_type, -1, -1, (int)a->sample_id_all};
     u64 t = a->sample_type;
     if (t & PERF_SAMPLE_IDENTIFIER) {
         l.id_pos = 0;
@@ -18,7 +18,7 @@ struct layout layout_of(const struct perf_event_attr *a)
     return l;
 }
 
-int record_id(const struct layout *l, const struct raw *rec, u64 *id)
+int pd_record__id(const struct pd_layout *l, const struct pd_raw *rec, u64 *id)
 {
     size_t body = rec->size - 8u;
     if (rec->type == PERF_RECORD_SAMPLE) {
@@ -35,7 +35,7 @@ int record_id(const struct layout *l, const struct raw *rec, u64 *id)
 
 /* The sample_id trailer of a non-sample record: its size and time.  tid,
  * if not NULL, gets the trailer's pid and tid (or 0, 0). */
-static size_t trailer(const struct layout *l, const struct raw *rec, u64 *time, u32 *tid)
+static size_t trailer(const struct pd_layout *l, const struct pd_raw *rec, u64 *time, u32 *tid)
 {
     u64 t = l->sample_type;
     size_t n = !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
@@ -58,7 +58,7 @@ static size_t trailer(const struct layout *l, const struct raw *rec, u64 *time, 
     return 8 * n;
 }
 
-static u64 sample_time(const struct layout *l, const struct raw *rec)
+static u64 sample_time(const struct pd_layout *l, const struct pd_raw *rec)
 {
     u64 t = l->sample_type;
     size_t i = !!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID);
@@ -67,7 +67,7 @@ static u64 sample_time(const struct layout *l, const struct raw *rec)
     return rd64(rec->p + 8 + 8 * i);
 }
 
-int record_is_queued(u32 type)
+int pd_record__is_queued(u32 type)
 {
     return type == PERF_RECORD_SAMPLE || type == PERF_RECORD_MMAP ||
            type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
@@ -207,7 +207,7 @@ static void take_user(struct cur *c, const struct perf_event_attr *at, struct pd
     }
 }
 
-static int parse_sample(const struct pd_attr *a, const struct raw *rec, struct pd_sample *s,
+static int parse_sample(const struct pd_attr *a, const struct pd_raw *rec, struct pd_sample *s,
                         const char **part)
 {
     struct cur c = {rec->p + 8, rec->p + rec->size, 0};
@@ -220,7 +220,7 @@ static int parse_sample(const struct pd_attr *a, const struct raw *rec, struct p
     return c.bad ? -EINVAL : 0;
 }
 
-u64 record_time(const struct layout *l, const struct raw *rec)
+u64 pd_record__time(const struct pd_layout *l, const struct pd_raw *rec)
 {
     u64 time;
     if (rec->type == PERF_RECORD_SAMPLE)
@@ -230,10 +230,10 @@ u64 record_time(const struct layout *l, const struct raw *rec)
 }
 
 /* Decode a record of one of the queued types (see perfdata_record.h). */
-int record_parse(const struct pd_attr *a, const struct layout *l, const struct raw *raw,
+int pd_record__parse(const struct pd_attr *a, const struct pd_layout *l, const struct pd_raw *raw,
                  struct pd_event *ev, const char **part)
 {
-    struct raw rec = *raw;
+    struct pd_raw rec = *raw;
     memset(ev, 0, sizeof(*ev));
     ev->misc = rec.misc;
     ev->offset = rec.off;

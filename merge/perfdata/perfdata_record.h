@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-struct layout {                 /* where ids and times sit, per attr */
+struct pd_layout {                 /* where ids and times sit, per attr */
     u64 sample_type;
     int id_pos;                 /* u64 index of the id in a sample, -1: none */
     int is_pos;                 /* u64 index from the end in a trailer, -1: none */
@@ -19,7 +19,7 @@ struct layout {                 /* where ids and times sit, per attr */
 };
 
 /* A record as it sits in the input. */
-struct raw {
+struct pd_raw {
     u32 type;
     u16 misc, size;
     const u8 *p;        /* the whole record, header included */
@@ -47,19 +47,19 @@ static inline const char *str_in(const u8 *p, const u8 *end)
     return p < end && memchr(p, 0, (size_t)(end - p)) ? (const char *)p : NULL;
 }
 
-struct layout layout_of(const struct perf_event_attr *a);
+struct pd_layout pd_record__layout_of(const struct perf_event_attr *a);
 /* The event id a record carries: 1 and *id, 0 if it carries none. */
-int record_id(const struct layout *l, const struct raw *rec, u64 *id);
+int pd_record__id(const struct pd_layout *l, const struct pd_raw *rec, u64 *id);
 /* The record's time, 0 if it carries none. */
-u64 record_time(const struct layout *l, const struct raw *rec);
+u64 pd_record__time(const struct pd_layout *l, const struct pd_raw *rec);
 /* SAMPLE, MMAP, MMAP2, COMM, FORK, EXIT, SWITCH: the records that are ordered. */
-int record_is_queued(u32 type);
+int pd_record__is_queued(u32 type);
 /*
  * Decode rec (8-byte aligned) of event a into ev: 1, 0 for a type that is
  * not decoded, -EINVAL if malformed.  For a malformed SAMPLE, *part names
  * the part that does not fit ("callchain", "user stack"...): a constant.
  */
-int record_parse(const struct pd_attr *a, const struct layout *l, const struct raw *rec,
+int pd_record__parse(const struct pd_attr *a, const struct pd_layout *l, const struct pd_raw *rec,
                  struct pd_event *ev, const char **part);
 
 #endif

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-ssize_t src_want(struct src *s, size_t n)
+ssize_t pd_source__want(struct src *s, size_t n)
 {
     if (s->map)
         return (ssize_t)(s->end - s->off < n ? s->end - s->off : n);
@@ -39,12 +39,12 @@ ssize_t src_want(struct src *s, size_t n)
     return (ssize_t)(s->len - s->pos < n ? s->len - s->pos : n);
 }
 
-const u8 *src_ptr(const struct src *s)
+const u8 *pd_source__ptr(const struct src *s)
 {
     return s->map ? s->map + (s->off - s->map_off) : s->buf + s->pos;
 }
 
-void src_take(struct src *s, size_t n)
+void pd_source__take(struct src *s, size_t n)
 {
     s->pos += n;
     s->off += n;
@@ -122,7 +122,7 @@ static void unwatch(const u8 *start)
     }
 }
 
-void src_map(struct src *s, const char *path)
+void pd_source__map(struct src *s, const char *path)
 {
     long page = sysconf(_SC_PAGESIZE);
     u64 start = s->off & ~(u64)(page - 1);
@@ -142,7 +142,7 @@ void src_map(struct src *s, const char *path)
 
 /* Everything before low has been delivered: peak memory stays one round,
  * not the file. */
-void src_release(struct src *s, u64 low)
+void pd_source__release(struct src *s, u64 low)
 {
     long page = sysconf(_SC_PAGESIZE);
     if (!s->map || low <= s->map_off)
@@ -154,7 +154,7 @@ void src_release(struct src *s, u64 low)
     s->released = upto;
 }
 
-void src_exit(struct src *s)
+void pd_source__exit(struct src *s)
 {
     if (s->map) {
         unwatch(s->map);

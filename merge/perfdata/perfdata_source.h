@@ -2,8 +2,8 @@
  * perfdata_source.h - the bytes of a perf.data input, for perfdata.c.
  *
  * A file's data section is mapped and records are used in place; a pipe is
- * read through a buffer.  Either way src_want() makes n bytes readable at
- * src_ptr(), and src_take() moves past them.
+ * read through a buffer.  Either way pd_source__want() makes n bytes readable at
+ * pd_source__ptr(), and pd_source__take() moves past them.
  */
 #ifndef PYMERGE_PERFDATA_SOURCE_H
 #define PYMERGE_PERFDATA_SOURCE_H
@@ -27,20 +27,20 @@ struct src {
     size_t map_len, released;   /* bytes mapped; bytes at the start given back */
 };
 
-/* Make n bytes readable at src_ptr() if the input has them; returns how
+/* Make n bytes readable at pd_source__ptr() if the input has them; returns how
  * many are (fewer only at the end of the input), or a negative errno on a
  * read error. */
-ssize_t src_want(struct src *s, size_t n);
-const u8 *src_ptr(const struct src *s);
-void src_take(struct src *s, size_t n);
+ssize_t pd_source__want(struct src *s, size_t n);
+const u8 *pd_source__ptr(const struct src *s);
+void pd_source__take(struct src *s, size_t n);
 /* Map [s->off, s->end) of the file; on failure buffered reads remain.
- * Until src_exit, a SIGBUS in the mapping (the file was truncated) ends
+ * Until pd_source__exit, a SIGBUS in the mapping (the file was truncated) ends
  * the process with "pymerge: PATH: the file shrank..." and status 2: a
  * signal handler cannot return an error, so this is, with running out of
  * memory, an exception to "exit statuses are decided in main.c" (util.h). */
-void src_map(struct src *s, const char *path);
+void pd_source__map(struct src *s, const char *path);
 /* Give back mapped pages before file offset low (all delivered). */
-void src_release(struct src *s, u64 low);
-void src_exit(struct src *s);
+void pd_source__release(struct src *s, u64 low);
+void pd_source__exit(struct src *s);
 
 #endif

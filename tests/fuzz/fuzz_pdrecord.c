@@ -36,20 +36,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(rec_buf, data + FIXED, len);
     u16 size16 = (u16)len;
     memcpy((u8 *)rec_buf + 6, &size16, 2);
-    struct raw rec;
+    struct pd_raw rec;
     memcpy(&rec.type, rec_buf, 4);
     memcpy(&rec.misc, (u8 *)rec_buf + 4, 2);
     rec.size = size16;
     rec.p = (const u8 *)rec_buf;
     rec.off = 0;
     rec.mapped = 0;
-    struct layout l = layout_of(&a.attr);
+    struct pd_layout l = pd_record__layout_of(&a.attr);
     u64 id;
-    (void)record_id(&l, &rec, &id);
-    (void)record_time(&l, &rec);
-    (void)record_is_queued(rec.type);
+    (void)pd_record__id(&l, &rec, &id);
+    (void)pd_record__time(&l, &rec);
+    (void)pd_record__is_queued(rec.type);
     struct pd_event ev;
     const char *part;
-    (void)record_parse(&a, &l, &rec, &ev, &part);
+    (void)pd_record__parse(&a, &l, &rec, &ev, &part);
     return 0;
 }

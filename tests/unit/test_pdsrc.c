@@ -1,6 +1,6 @@
 /* test_pdsrc.c - a mapped input truncated by another process while being
  * read (merge/perfdata/perfdata_source.c): the one-line error for faults in our mapping, the
- * previous SIGBUS handler for any other fault and after src_exit. */
+ * previous SIGBUS handler for any other fault and after pd_source__exit. */
 #include "check.h"
 #include "perfdata_source.h"
 
@@ -63,7 +63,7 @@ static struct src mapped_src(char *path)
     s.fd = temp_file(path);
     s.seekable = 1;
     s.end = (u64)(PAGES * page);
-    src_map(&s, path);
+    pd_source__map(&s, path);
     CHECK(s.map != NULL);
     return s;
 }
@@ -97,7 +97,7 @@ static void other_mapping(void)
     CHECK(ftruncate(fd, page) == 0);
     volatile u8 x = m[2 * page];
     (void)x;
-    src_exit(&s);
+    pd_source__exit(&s);
     _exit(0);
 }
 
@@ -109,11 +109,11 @@ static void sent_signal(void)
     struct src s = mapped_src(path);
     unlink(path);
     raise(SIGBUS);
-    src_exit(&s);
+    pd_source__exit(&s);
     _exit(0);
 }
 
-/* After src_exit the previous handler is back. */
+/* After pd_source__exit the previous handler is back. */
 static void restored(void)
 {
     char path[64];
@@ -123,7 +123,7 @@ static void restored(void)
     struct sigaction sa;
     sigaction(SIGBUS, NULL, &sa);
     CHECK(sa.sa_handler != previous);
-    src_exit(&s);
+    pd_source__exit(&s);
     sigaction(SIGBUS, NULL, &sa);
     CHECK(sa.sa_handler == previous);
     _exit(0);
