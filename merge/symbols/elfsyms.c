@@ -62,7 +62,7 @@ static int elf_file_init(struct elf_file *f)
 {
     if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || elf_getshdrstrndx(f->elf, &f->shstrndx)) {
         elf_file_close(f);
-        return -1;
+        return -ENOEXEC;
     }
     read_build_id(f);
     return 0;
@@ -73,7 +73,7 @@ static int elf_file_open(struct elf_file *f, const char *path)
     f->elf = NULL;
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0)
-        return -1;
+        return -errno;
     f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
     return elf_file_init(f);
 }

@@ -71,7 +71,7 @@ int kallsyms__load(struct symtab *t, const char *path, int *hidden, uint64_t *te
     *hidden = 0;
     *text = 0;
     if (!buf)
-        return -1;
+        return errno ? -errno : -EIO;
     strarena__adopt(&t->names, buf);
     for (char *p = buf, *eol; p < buf + len; p = eol + 1) {
         eol = memchr(p, '\n', (size_t)(buf + len - p));

@@ -6,7 +6,7 @@
 
 /*
  * Load the text and data symbols perf would load (types T, W, D, B) from
- * path into t.  Returns 0, or -1 with errno.  *hidden is set when every
+ * path into t.  Returns 0, or a negative errno.  *hidden is set when every
  * address reads as zero, as kptr_restrict makes them for this user.
  * *text receives the address of _text (0 if absent), against which the
  * recording's own _text tells how far KASLR moved the kernel since.

@@ -33,18 +33,18 @@ int perfmap__load(struct symtab *t, const char *path, struct perfmap_tail *tail)
     FILE *f;
 
     if (fd < 0)
-        return -1;
+        return -errno;
     /* Anyone can write /tmp/perf-PID.map for someone else's PID. */
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid())) {
         close(fd);
         errno = EPERM;
-        return -1;
+        return -EPERM;
     }
     if (!(f = fdopen(fd, "r"))) {
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        return -e;
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         char *p = line, *end;

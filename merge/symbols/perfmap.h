@@ -18,7 +18,7 @@ struct perfmap_tail {
     char next[32];
 };
 
-/* Load path into t.  Returns 0, or -1 with errno (a file owned by another
+/* Load path into t.  Returns 0, or a negative errno (a file owned by another
  * user, or not a regular file, is refused: EPERM).  tail is NULL for a map
  * that is finished; otherwise a writer may still be adding to it, so a last
  * line without its newline is not taken, and *tail is filled. */

@@ -445,7 +445,7 @@ static int look(const char *path, off_t offset, struct map_look *l)
     struct stat st;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return -errno;
     memset(l, 0, sizeof(*l));
     l->tail.offset = offset;
     if (fstat(fd, &st) == 0) {
@@ -482,8 +482,9 @@ static int try_perfmap(struct symbols *sy, struct dso_syms *ds, const char *path
             return -1;
         now = &before;
     }
-    if (perfmap__load(&fresh, path, live ? &tail : NULL) != 0) {
-        if (errno == EPERM && !ds->map_warned) {
+    int err = perfmap__load(&fresh, path, live ? &tail : NULL);
+    if (err != 0) {
+        if (err == -EPERM && !ds->map_warned) {
             ds->map_warned = 1;
             warnx_("%s: not a regular file owned by this user or root; ignored", path);
         }
