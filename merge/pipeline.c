@@ -640,7 +640,7 @@ static void report(const struct run *x)
     if (o->verbose)
         summary(x);
     if (o->verbose && x->ud)
-        unwind_dwarf__summary(x->ud, stderr);
+        unwind_dwarf__summary(x->ud);
     if (o->verbose && x->st)
         stitch__summary(x->st);
     /* Said without -v: such a profile is wrong, not just a little short. */

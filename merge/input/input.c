@@ -49,7 +49,7 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
         if (ret == 0 && o->weight) {
             int i = profile__find_type(p, o->weight);
             if (i < 0) {
-                fprintf(stderr, "pymerge: %s: no sample type %s\n", path, o->weight);
+                warnx_("%s: no sample type %s", path, o->weight);
                 ret = -EINVAL;
             } else {
                 profile__set_weight(p, (size_t)i);

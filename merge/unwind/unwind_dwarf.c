@@ -564,13 +564,15 @@ enum unwind_fp unwind_dwarf__keeps_fp(struct unwind_dwarf *u, unwind_lookup_fn l
     return rule->cfa_reg == CFI_REG_RBP ? UNWIND_FP_KEPT : UNWIND_FP_NONE;
 }
 
-void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
+void unwind_dwarf__summary(const struct unwind_dwarf *u)
 {
     if (!u->samples)    /* the unwinder only served unwind_dwarf__keeps_fp */
         return;
     uint64_t n = u->samples ? u->samples : 1;
     uint64_t errors = u->samples - u->stops[UNWIND_COMPLETE] - u->stops[UNWIND_TRUNCATED];
-    fprintf(f, "pymerge: DWARF unwinding: %.1f%% of user stacks complete, %.1f%% truncated "
+    struct warn_msg w;
+    FILE *f = warn_begin(&w);
+    fprintf(f, "DWARF unwinding: %.1f%% of user stacks complete, %.1f%% truncated "
             "(stack copy too small), %" PRIu64 " unwinding errors",
             100.0 * u->stops[UNWIND_COMPLETE] / n, 100.0 * u->stops[UNWIND_TRUNCATED] / n, errors);
     const char *sep = " (";
@@ -579,8 +581,10 @@ void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f)
             fprintf(f, "%s%s %" PRIu64, sep, unwind_stop__name((enum unwind_stop)i), u->stops[i]);
             sep = ", ";
         }
-    fputs(errors ? ")\n" : "\n", f);
+    if (errors)
+        fputc(')', f);
+    warn_end(&w);
     if (u->failed)
-        fprintf(f, "pymerge: DWARF unwinding: no CFI from %s: %s\n", u->failed,
-                u->failed_errno == ENOEXEC ? "not an ELF file" : strerror(u->failed_errno));
+        warnx_("DWARF unwinding: no CFI from %s: %s", u->failed,
+               u->failed_errno == ENOEXEC ? "not an ELF file" : strerror(u->failed_errno));
 }

@@ -157,8 +157,8 @@ enum unwind_fp unwind_dwarf__keeps_fp(struct unwind_dwarf *u, unwind_lookup_fn l
  * For -v: how the user stacks of unwind_dwarf__sample ended (complete,
  * truncated, errors by cause), and the first file whose CFI could not be
  * read (each file is tried once; unwinds through it stop with NO_CFI).
- * Nothing when no sample was unwound.
+ * Nothing when no sample was unwound.  Through warnx_, on stderr.
  */
-void unwind_dwarf__summary(const struct unwind_dwarf *u, FILE *f);
+void unwind_dwarf__summary(const struct unwind_dwarf *u);
 
 #endif /* PYMERGE_UNWIND_DWARF_H */
