@@ -43,6 +43,13 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
         kind = strcmp(path, "-") ? sniff(path) : INPUT_PERF;
     if (kind == INPUT_PERF)
         return pipeline__run(path, o, out);
+    /* A view chooses among a recording's frames by what each is (Python,
+     * interpreter, native); a folded or pprof input has names only, often
+     * written in a view already (a diff's baseline): said, not refused. */
+    if (o->view.view != VIEW_MIXED)
+        warnx_("%s: --view %s applies to perf.data recordings; this %s input keeps the frames"
+               " it has", path, o->view.view == VIEW_PYTHON ? "python" : "native",
+               kind == INPUT_PPROF ? "pprof" : "folded");
     struct profile *p = profile__new(0);
     if (kind == INPUT_PPROF) {
         int ret = pprof_in__read(p, path);

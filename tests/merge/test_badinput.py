@@ -278,6 +278,29 @@ class UsageTest(unittest.TestCase):
                    'standard output')
 
 
+class ViewOfNamesTest(unittest.TestCase):
+    def test_view_of_a_folded_or_pprof_input_is_said(self):
+        """--view chooses among a recording's frames by what each is; a
+        folded or pprof input has names only: its frames stay as they are,
+        and one warning names the file, for every input kind that has no
+        recording behind it."""
+        folded = os.path.join(TMP, 'view.folded')
+        with open(folded, 'w') as f:
+            f.write('app;main (app.py);PyObject_Call;work (app.py) 5\n')
+        pprof = os.path.join(TMP, 'view.pb.gz')
+        subprocess.run([PYMERGE, '--input', 'folded', '--format', 'pprof', '-o', pprof, folded],
+                       check=True, timeout=TIMEOUT)
+        for path, kind in ((folded, 'folded'), (pprof, 'pprof')):
+            plain = subprocess.run([PYMERGE, '--input', kind, path], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+            for view in ('python', 'native'):
+                p = subprocess.run([PYMERGE, '--input', kind, '--view', view, path], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+                self.assertEqual((p.returncode, p.stdout), (0, plain.stdout), p.stderr)
+                self.assertEqual(p.stderr, 'pymerge: %s: --view %s applies to perf.data recordings; '
+                                 'this %s input keeps the frames it has\n' % (path, view, kind))
+
+
 class LostTest(unittest.TestCase):
 
     def test_lost_records_are_counted(self):
