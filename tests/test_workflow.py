@@ -27,6 +27,25 @@ def outer(n): return middle(n)
 """
 
 
+# Runs its arguments as a Python program in a child whose PID has no perf
+# map of another user's in /tmp, forking again while it has one.
+FREE_PID = """
+import os, sys
+while True:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if os.stat("/tmp/perf-%d.map" % os.getpid()).st_uid != os.getuid():
+                os._exit(99)
+        except FileNotFoundError:
+            pass
+        os.execv(sys.executable, [sys.executable] + sys.argv[1:])
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code != 99:
+        sys.exit(code)
+"""
+
+
 class Record(Scratch):
     def script(self, body, name="app.py"):
         return self.write(name, textwrap.dedent(body))
@@ -270,18 +289,20 @@ class Record(Scratch):
         out = os.path.join(self.dir, "rec")
         os.makedirs(out)
         os.chmod(out, 0o777)
-        # PIDs are reused: a map root's processes left in /tmp at this
-        # process's PID keeps its own from being written (pyperfmap warns;
-        # test_other_users_map_at_the_pid).  Another PID is another try.
-        for _ in range(3):
-            r = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", app])
-            if "belongs to another user" not in r.stderr:
-                break
+        # PIDs are reused, and root's processes leave maps in /tmp that
+        # nobody may not replace (pyperfmap then warns:
+        # test_other_users_map_at_the_pid); PIDs come in order, so the next
+        # few are as likely to be taken.  The launcher runs the program at
+        # the first PID it forks whose map, if any, is nobody's.
+        launcher = self.script(FREE_PID, name="free_pid.py")
+        os.chmod(launcher, 0o644)
+        r = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", launcher,
+                            app])
         self.assertEqual(r.returncode, 0, r.stderr)
         maps = [f for f in os.listdir(out) if f.startswith("perf-")]
         self.assertEqual(r.stderr.count("kernel.perf_event_paranoid=1"), 1, r.stderr)
         self.assertIn("--all-user", r.stderr)
-        self.assertTrue(maps, os.listdir(out))
+        self.assertTrue(maps, (os.listdir(out), r.stderr))
         folded = self.as_nobody([self.pymerge, os.path.join(out, "perf.data")])
         self.assertEqual(folded.returncode, 0, folded.stderr)
         python = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines()
