@@ -272,8 +272,10 @@ class RealPrograms(Stitching):
 
     def test_numpy_paths(self):
         # Ten processes: each completes the others' stacks through the
-        # paths they share, the first ones' at the end of the input.
-        self.check_program('numpy', self.numpy(), SMALL, paths=True)
+        # paths they share, the first ones' at the end of the input.  Ten
+        # imports are about 500 Python samples, each 0.2 points of the
+        # share: 97% leaves room for the few a run's timing moves.
+        self.check_program('numpy', self.numpy(), SMALL, paths=True, least=0.97)
 
 
 if __name__ == '__main__':
