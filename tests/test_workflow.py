@@ -285,7 +285,6 @@ class Record(Scratch):
         self.paranoid(2)
         self.as_nobody(["true"])
         app = self.script(NESTED + "outer(5000000)\n")
-        os.chmod(app, 0o644)
         out = os.path.join(self.dir, "rec")
         os.makedirs(out)
         os.chmod(out, 0o777)
@@ -295,7 +294,6 @@ class Record(Scratch):
         # few are as likely to be taken.  The launcher runs the program at
         # the first PID it forks whose map, if any, is nobody's.
         launcher = self.script(FREE_PID, name="free_pid.py")
-        os.chmod(launcher, 0o644)
         r = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", launcher,
                             app])
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -319,7 +317,7 @@ class Record(Scratch):
         os.chmod(path, mode)
         if mtime is not None:
             os.utime(path, (mtime, mtime))
-        self.addCleanup(os.unlink, path)
+        self.maps.append(path)
 
     def test_stale_map_left_out(self):
         """PIDs are reused: a map older than the recording, left by an
@@ -372,13 +370,11 @@ class Record(Scratch):
         self.paranoid(2)
         self.as_nobody(["true"])
         app = self.script(NESTED + "outer(2000000)\n")
-        os.chmod(app, 0o644)
         out = os.path.join(self.dir, "home", "rec")
         pidfile, go = os.path.join(self.dir, "home", "pid"), os.path.join(self.dir, "home", "go")
         prog = "echo $$ > %s; while [ ! -e %s ]; do sleep 0.01; done; exec /usr/bin/python3 %s" % (
             pidfile, go, app)
         launcher = self.launcher(prog)
-        os.chmod(launcher, 0o644)
         rec = self.as_nobody([sys.executable, self.record, "-o", out, "--", "/usr/bin/python3", launcher],
                              background=True)
         pid = self.wait_pid(pidfile, rec)

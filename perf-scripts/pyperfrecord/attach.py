@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from pyperfrecord import PROG, RecordError
+from pyperfrecord import PROG, RecordError, warn
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
 
@@ -355,8 +355,7 @@ class Attach:
             sys.stderr.write(PROG + ": turned pyperfmap off in PID %d (%.2f s)\n"
                              % (self.pid, time.monotonic() - started))
         if problem or (msg and msg.startswith("error")):
-            sys.stderr.write(PROG + ": warning: could not turn pyperfmap off in PID %d: %s\n"
-                             % (self.pid, problem or msg))
+            warn("could not turn pyperfmap off in PID %d: %s" % (self.pid, problem or msg))
         elif msg is None:
             sys.stderr.write(PROG + ": PID %d's main thread reached no safe point in %d s;"
                              " pyperfmap goes off when it does\n" % (self.pid, SAFE_POINT_WAIT))
