@@ -125,8 +125,9 @@ def main():
     ap.add_argument("--baseline", help="another build tree, for the program without asyncio")
     ap.add_argument("pythons", nargs="*")
     a = ap.parse_args()
-    pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.1[2]*/bin/python3.1?")
-                                  + glob.glob("/root/.pyenv/versions/3.8*/bin/python3.8"))
+    pythons = a.pythons or sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3.*[0-9]"),
+                                  key=lambda p: version(p))
+    pythons = [p for p in pythons if version(p) >= (3, 8)]
     steps_table(pythons, os.path.abspath(a.build))
     if a.baseline:
         no_asyncio_table(pythons, os.path.abspath(a.build), os.path.abspath(a.baseline))

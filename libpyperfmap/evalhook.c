@@ -422,22 +422,26 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
 static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
 static int tasks_refused;                 /* evalhook_task_frames(0) */
 static struct {
-    void *t[TASKS_MAX_DEPTH];
+    void *const *next, *const *end;     /* tasks_frames's, still to enter */
     void *code_t;       /* the coroutine frame's own trampoline */
-    int n, next, with_path;
 } pending_tasks;
 
+/* A task frame's evaluator, in two kinds so that neither asks which it is. */
 static PyObject *pyperfmap_next_task_frame(HOOK_PARAMS)
 {
-    if (pending_tasks.next < pending_tasks.n) {
-        void *t = pending_tasks.t[pending_tasks.next++];
-        if (pending_tasks.with_path)
-            return call_through_path(HOOK_ARGS, t, (void *)pyperfmap_next_task_frame);
-        return ((trampoline_fn)t)(TRAMPOLINE_ARGS, (void *)pyperfmap_next_task_frame, ++activations, 0);
-    }
-    if (pending_tasks.with_path)
-        return call_trampoline_path(HOOK_ARGS, pending_tasks.code_t);
+    if (pending_tasks.next < pending_tasks.end)
+        return ((trampoline_fn)*pending_tasks.next++)(TRAMPOLINE_ARGS,
+                                                     (void *)pyperfmap_next_task_frame,
+                                                     ++activations, 0);
     return CALL_TRAMPOLINE(pending_tasks.code_t);
+}
+
+static PyObject *pyperfmap_next_task_frame_path(HOOK_PARAMS)
+{
+    if (pending_tasks.next < pending_tasks.end)
+        return call_through_path(HOOK_ARGS, *pending_tasks.next++,
+                                 (void *)pyperfmap_next_task_frame_path);
+    return call_trampoline_path(HOOK_ARGS, pending_tasks.code_t);
 }
 
 /* Whether the frame that resumes this one is a coroutine's: then this one
@@ -456,14 +460,13 @@ __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS,
                                                                      int with_path)
 {
     PyObject *gen = FRAME_GEN(frame);
-    int n = gen && !throwflag ? tasks_frames(gen, pending_tasks.t) : 0;
+    /* Into the record, not a local: then the calls below are tail calls. */
+    int n = gen && !throwflag ? tasks_frames(gen, &pending_tasks.next) : 0;
     if (n == 0)
         return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
-    pending_tasks.n = n;
-    pending_tasks.next = 0;
+    pending_tasks.end = pending_tasks.next + n;
     pending_tasks.code_t = t;
-    pending_tasks.with_path = with_path;
-    return pyperfmap_next_task_frame(HOOK_ARGS);
+    return with_path ? pyperfmap_next_task_frame_path(HOOK_ARGS) : pyperfmap_next_task_frame(HOOK_ARGS);
 }
 
 /* The hooks, with `with_path` and `with_tasks` constants in each. */

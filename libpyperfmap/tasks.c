@@ -30,6 +30,7 @@ static int unusable;     /* not the asyncio this file knows: no task frames */
 static PyObject *current_tasks;                 /* asyncio.tasks._current_tasks */
 static PyTypeObject *c_future, *c_task;         /* _asyncio's, or NULL */
 static PyTypeObject *py_future, *py_task;       /* asyncio's pure-Python classes */
+static PyTypeObject *py_gathering;              /* gather()'s outer future's, or NULL */
 #ifdef TASK_WAKEUP_WRAPPER_NAME
 static PyTypeObject *wakeup_wrapper;            /* once seen */
 #endif
@@ -94,6 +95,7 @@ static int resolve(void)
     py_task = module_type("asyncio.tasks", "_PyTask");
     c_future = module_type("_asyncio", "Future");
     c_task = module_type("_asyncio", "Task");
+    py_gathering = module_type("asyncio.tasks", "_GatheringFuture");
     names = PyDict_New();
     s_coro = PyUnicode_InternFromString("_coro");
     s_callbacks = PyUnicode_InternFromString("_callbacks");
@@ -112,10 +114,16 @@ static int resolve(void)
 }
 
 /* What a type is, as far as the walk cares: a few types (gather's cells:
- * int, list, loop; the futures) are asked about on every step, so the
+ * int, list, loop; the futures) are asked about on every walk, so the
  * answers are cached, by type, holding the type (no other type can take
- * its address). */
-enum { KIND_OTHER = 1, KIND_FUTURE = 2, KIND_TASK = 4 | KIND_FUTURE, KIND_C_FUTURE = 8 };
+ * its address).  KIND_OWN_LIST: one of asyncio's own pure-Python future
+ * classes, whose _callbacks list is made in __init__ and only ever emptied
+ * and refilled in place after, so it is the same list for the future's
+ * whole life. */
+enum {
+    KIND_OTHER = 1, KIND_FUTURE = 2, KIND_TASK = 4 | KIND_FUTURE, KIND_C_FUTURE = 8,
+    KIND_OWN_LIST = 16
+};
 #define KIND_SLOTS 64
 static struct kind_slot {
     PyTypeObject *type;
@@ -129,6 +137,7 @@ __attribute__((noinline)) static int learn_kind(PyTypeObject *tp, struct kind_sl
                ? KIND_TASK
                : c || PyType_IsSubtype(tp, py_future) ? KIND_FUTURE : KIND_OTHER;
     kind |= c ? KIND_C_FUTURE : 0;
+    kind |= !c && (tp == py_future || tp == py_task || tp == py_gathering) ? KIND_OWN_LIST : 0;
     Py_INCREF(tp);
     Py_XDECREF(s->type);
     *s = (struct kind_slot){tp, kind};
@@ -413,8 +422,8 @@ static PyObject *task_of(PyObject *gen)
 
 /* ---- the chain of a task, remembered -------------------------------------
  * Who awaits a task changes only when some future of its chain gains or
- * loses a done-callback.  The chain is remembered with each future's
- * callbacks: the accelerator's callback fields, or a Python future's
+ * loses a done-callback.  The chain is remembered with each future's type
+ * and callbacks: the accelerator's callback fields, or a Python future's
  * _callbacks list (asyncio empties and refills that one list in place),
  * with their lengths, and a step only compares them (a weak reference
  * tells that each future is still the one at its address).  A callback
@@ -424,12 +433,13 @@ static PyObject *task_of(PyObject *gen)
 
 struct level {
     PyObject *fut, *weak, *cb0, *cbs;
+    PyTypeObject *type;     /* fut's, when remembered */
+    int kind;               /* kind_of(fut) */
     Py_ssize_t ncbs;
 };
 
 static struct chain_slot {
     int levels, n;                  /* levels 0: nothing remembered */
-    int all_c;                      /* every level the accelerator's */
     struct level lv[MAX_HOPS + 1];  /* lv[0] is the task */
     void *frames[TASKS_MAX_DEPTH];
 } chains[CHAIN_SLOTS];
@@ -440,11 +450,12 @@ static inline Py_ssize_t list_len(PyObject *list)
 }
 
 /* fut's callbacks as a level holds them.  A Python future's list is kept
- * by the future: only its address is compared later, never followed. */
-__attribute__((always_inline)) static inline void read_callbacks(PyObject *fut, int c, PyObject **cb0,
-                                                                  PyObject **cbs)
+ * by the future: only its address is compared later, and the list of one
+ * of asyncio's own classes is read while its future lives (KIND_OWN_LIST),
+ * never otherwise. */
+static void read_callbacks(PyObject *fut, int kind, PyObject **cb0, PyObject **cbs)
 {
-    if (c) {
+    if (kind & KIND_C_FUTURE) {
         struct c_future_head *f = (struct c_future_head *)fut;
         *cb0 = f->callback0;
         *cbs = f->callbacks;
@@ -458,26 +469,53 @@ __attribute__((always_inline)) static inline void read_callbacks(PyObject *fut, 
 static void read_level(struct level *l, PyObject *fut)
 {
     l->fut = fut;
-    read_callbacks(fut, kind_of(fut) & KIND_C_FUTURE, &l->cb0, &l->cbs);
+    l->type = Py_TYPE(fut);
+    l->kind = kind_of(fut);
+    read_callbacks(fut, l->kind, &l->cb0, &l->cbs);
     l->ncbs = list_len(l->cbs);
 }
 
-/* Level 0, the task, is known to be alive: task_of found it.  The
- * accelerator's futures are compared field by field, the common case. */
-static inline int same_c_level(const struct level *l, int check_alive)
-{
-    struct c_future_head *f = (struct c_future_head *)l->fut;
-    return (!check_alive || weak_is(l->weak, l->fut)) && f->callback0 == l->cb0
-           && f->callbacks == l->cbs && list_len(f->callbacks) == l->ncbs;
-}
-
-static inline int same_level(const struct level *l, int check_alive)
+/* Whether the future of level l, a Python future other than asyncio's
+ * own, still has the callbacks list it had. */
+__attribute__((noinline)) static int same_list_slow(const struct level *l)
 {
     PyObject *cb0, *cbs;
-    if (check_alive && !weak_is(l->weak, l->fut))
+    read_callbacks(l->fut, l->kind, &cb0, &cbs);
+    return cbs == l->cbs && list_len(cbs) == l->ncbs;
+}
+
+/* Whether the future of level l, alive, still has the callbacks it had.
+ * The accelerator's futures hold a list or NULL in their field (whatever
+ * their class, as __class__ can change only to one of the same layout), and
+ * asyncio's own Python futures always the same list: their lengths are
+ * read without asking what the object is.  Other futures' lists are looked
+ * up only when may_look_up (else: not known to be the same). */
+__attribute__((always_inline)) static inline int same_callbacks(const struct level *l,
+                                                                int may_look_up)
+{
+    if (l->kind & KIND_C_FUTURE) {
+        struct c_future_head *f = (struct c_future_head *)l->fut;
+        return f->callback0 == l->cb0 && f->callbacks == l->cbs
+               && (l->cbs ? PyList_GET_SIZE(l->cbs) : -1) == l->ncbs;
+    }
+    if (Py_TYPE(l->fut) != l->type)     /* __class__ was assigned */
         return 0;
-    read_callbacks(l->fut, kind_of(l->fut) & KIND_C_FUTURE, &cb0, &cbs);
-    return cb0 == l->cb0 && cbs == l->cbs && list_len(cbs) == l->ncbs;
+    if ((l->kind & KIND_OWN_LIST) && l->ncbs >= 0)
+        return PyList_GET_SIZE(l->cbs) == l->ncbs;
+    return may_look_up && same_list_slow(l);
+}
+
+/* Whether c remembers task's chain, unchanged.  Level 0, the task, is
+ * known to be alive; a slot that remembers nothing has no level 0. */
+__attribute__((always_inline)) static inline int same_chain(const struct chain_slot *c,
+                                                            PyObject *task, int may_look_up)
+{
+    if (c->lv[0].fut != task || !same_callbacks(&c->lv[0], may_look_up))
+        return 0;
+    for (int i = 1; i < c->levels; i++)
+        if (!weak_is(c->lv[i].weak, c->lv[i].fut) || !same_callbacks(&c->lv[i], may_look_up))
+            return 0;
+    return 1;
 }
 
 static void forget(struct chain_slot *c)
@@ -485,11 +523,12 @@ static void forget(struct chain_slot *c)
     for (int i = 0; i < c->levels; i++)
         Py_CLEAR(c->lv[i].weak);
     c->levels = 0;
+    c->lv[0].fut = NULL;
 }
 
-/* Walks from task to its outermost awaiter: fills frames as tasks_frames
- * does, and c with the chain when it can be remembered. */
-static int walk(PyObject *task, void **frames, struct chain_slot *c)
+/* Walks from task to its outermost awaiter: fills c's frames, and c with
+ * the chain when it can be remembered. */
+__attribute__((noinline)) static void walk(PyObject *task, struct chain_slot *c)
 {
     PyObject *chain[TASKS_MAX_DEPTH], *f = task;
     int n = 0, m = 0, levels = 0, keep = 1;
@@ -510,36 +549,50 @@ static int walk(PyObject *task, void **frames, struct chain_slot *c)
     while (n > 0) {
         void *t = task_trampoline(chain[--n]);
         if (t)
-            frames[m++] = t;
+            c->frames[m++] = t;
     }
     c->levels = levels;
-    c->all_c = 1;
-    for (int i = 0; i < levels; i++)
-        c->all_c &= (kind_of(c->lv[i].fut) & KIND_C_FUTURE) != 0;
     if (!keep || f)
         forget(c);
-    memcpy(c->frames, frames, (size_t)m * sizeof *frames);
     c->n = m;
-    return m;
 }
 
-int tasks_frames(PyObject *gen, void **frames)
+/* gen's task's chain, found, and walked again if it changed; NULL when gen
+ * is no running task's coroutine. */
+__attribute__((noinline)) static struct chain_slot *look_up(PyObject *gen)
 {
     if (unusable || (!current_tasks && resolve() != 0))
-        return 0;
+        return NULL;
     PyObject *task = task_of(gen);
     if (!task)
-        return 0;
+        return NULL;
     struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
-    int same = c->levels > 0 && c->lv[0].fut == task;
-    if (c->all_c)
-        for (int i = 0; same && i < c->levels; i++)
-            same = same_c_level(&c->lv[i], i > 0);
-    else
-        for (int i = 0; same && i < c->levels; i++)
-            same = same_level(&c->lv[i], i > 0);
-    if (!same)
-        return walk(task, frames, c);
-    memcpy(frames, c->frames, (size_t)c->n * sizeof *frames);
+    if (!same_chain(c, task, 1))
+        walk(task, c);
+    return c;
+}
+
+/* The common case, a task's next step: gen's task and its chain are what
+ * they were last time, as told with loads and compares only (no call, so
+ * no frame to set up).  A slot without gweak is a C Task's, whose
+ * coroutine field's offset is learnt. */
+static inline struct chain_slot *remembered(PyObject *gen)
+{
+    const struct gen_slot *s = &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
+    PyObject *task = s->task;
+    if (!current_tasks || s->gen != gen || !weak_is(s->weak, task)
+        || (s->gweak ? !weak_is(s->gweak, gen)
+                     : *(PyObject **)((char *)task + c_coro_offset) != gen))
+        return NULL;
+    struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
+    return same_chain(c, task, 0) ? c : NULL;
+}
+
+int tasks_frames(PyObject *gen, void *const **frames)
+{
+    struct chain_slot *c = remembered(gen);
+    if (!c && !(c = look_up(gen)))
+        return 0;
+    *frames = c->frames;
     return c->n;
 }

@@ -26,9 +26,10 @@ int tasks_imported(void);
 
 /* For the frame of coroutine gen, about to start or resume (not thrown
  * into: no exception may be set): when gen is the coroutine of the task
- * that runs now, fills frames with the trampolines of that task and of the
+ * that runs now, points *frames at the trampolines of that task and of the
  * tasks awaiting it, outermost first, and returns how many; otherwise
- * returns 0.  Needs the GIL; leaves no exception set. */
-int tasks_frames(PyObject *gen, void **frames);
+ * returns 0.  The array is valid until Python code runs next.  Needs the
+ * GIL; leaves no exception set. */
+int tasks_frames(PyObject *gen, void *const **frames);
 
 #endif

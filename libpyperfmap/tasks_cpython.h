@@ -34,17 +34,22 @@ struct task_wakeup_wrapper {
 #endif
 
 /* Whether the weak reference wr still refers to obj (not only to some
- * object at the same address). */
+ * object at the same address).  Read as PyWeakref_GET_OBJECT reads it
+ * (the refcount check covers a referent whose weak references the
+ * trashcan has not cleared yet); 3.13 deprecates that macro, and its
+ * PyWeakref_GetRef is a call that takes and drops a reference, a third of
+ * the task frames' cost there.  The free-threaded build must lock: it asks. */
 static inline int weak_is(PyObject *wr, PyObject *obj)
 {
-#if PY_VERSION_HEX >= 0x030D0000
+#ifdef Py_GIL_DISABLED
     PyObject *o;
     if (PyWeakref_GetRef(wr, &o) <= 0)
         return 0;
     Py_DECREF(o);
     return o == obj;
 #else
-    return PyWeakref_GET_OBJECT(wr) == obj;
+    PyObject *o = ((PyWeakReference *)wr)->wr_object;
+    return o == obj && Py_REFCNT(o) > 0;
 #endif
 }
 

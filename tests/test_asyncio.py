@@ -30,8 +30,9 @@ from harness import RECORD, PYMERGE, PYTHONS, run
 # around each burn) and the program prints the totals.  "gath" gathers g1
 # and g2; "outer" awaits gath; main (asyncio.run's task, named after its
 # coroutine) gathers outer, then shields "shielded" (whose callbacks lead
-# back to itself); "solo" is awaited by nobody.  On 3.11+, "owner",
-# gathered by main too, runs "child" in a TaskGroup.
+# back to itself); "solo" is awaited by nobody; "late" runs alone until main
+# awaits it, after the gather, so its chain changes while it runs.  On
+# 3.11+, "owner", gathered by main too, runs "child" in a TaskGroup.
 PROGRAM = r"""
 import json, os, sys, time
 if os.environ.get("NO_ACCEL") == "1":
@@ -67,10 +68,12 @@ async def owner():
 
 async def main():
     solo = asyncio.create_task(work("solo", 0.3), name="solo")
+    late = asyncio.create_task(work("late", 0.7), name="late")
     tasks = [asyncio.create_task(outer(), name="outer")]
     if sys.version_info >= (3, 11):
         tasks.append(asyncio.create_task(owner(), name="owner"))
     await asyncio.gather(*tasks)
+    await late
     await asyncio.shield(asyncio.create_task(work("shielded", 0.06), name="shielded"))
     while not solo.done():
         await asyncio.sleep(0.01)
@@ -79,14 +82,15 @@ asyncio.run(main())
 print(json.dumps(spent))
 """
 
-# The task frames each task's samples must sit under, outermost first.
+# The task frames each task's samples may sit under, outermost first.
 CHAINS = {
-    "solo": ["solo"],
-    "gath": ["main", "outer", "gath"],
-    "g1": ["main", "outer", "gath", "g1"],
-    "g2": ["main", "outer", "gath", "g2"],
-    "child": ["main", "owner", "child"],
-    "shielded": ["main", "shielded"],
+    "solo": [("solo",)],
+    "late": [("late",), ("main", "late")],
+    "gath": [("main", "outer", "gath")],
+    "g1": [("main", "outer", "gath", "g1")],
+    "g2": [("main", "outer", "gath", "g2")],
+    "child": [("main", "owner", "child")],
+    "shielded": [("main", "shielded")],
 }
 
 
@@ -148,7 +152,11 @@ class TaskFrames(unittest.TestCase):
                 by_task[names[-1]] += n
                 want = CHAINS.get(names[-1])
                 if want is not None:
-                    self.assertEqual(list(names), want, "a sample of %s under %s" % (names[-1], names))
+                    self.assertIn(names, want, "a sample of %s under %s" % (names[-1], names))
+        # "late" has about 60% of its samples before main awaits it, and 40% after
+        for chain in CHAINS["late"]:
+            self.assertGreater(chains[chain], 0.15 * by_task["late"],
+                               "a chain that changed while its task ran: %s" % chains)
         in_tasks = sum(n for t, n in by_task.items() if t in spent)
         self.assertGreater(in_tasks, 0.7 * total, "task frames on too few samples: %s" % chains)
         truth = sum(spent.values())

@@ -208,7 +208,7 @@ static int is_plumbing(const char *name)
         "object_vacall",
         /* asyncio task frames (libpyperfmap/tasks.h) */
         "pyperfmap_eval_tasks", "pyperfmap_eval_path_tasks", "pyperfmap_coroutine_eval",
-        "pyperfmap_next_task_frame",
+        "pyperfmap_next_task_frame", "pyperfmap_next_task_frame_path",
     };
     static const char *const prefix[] = {
         "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
