@@ -1,6 +1,7 @@
 """What every test runs programs with: the paths meson gives the tests,
-the environment of a recorded program, and run(), which runs a command
-to its end with its output captured.
+the environment of a recorded program, run(), which runs a command to its
+end with its output captured, and spin(), the hot leaf of the programs the
+tests record.
 
 The environment of a recorded program is the build's pyperfmap on
 PYTHONPATH (PYPERFMAP_PATH) and, in a sanitized build, the sanitizer
@@ -51,6 +52,15 @@ def run(args, env=None, base=None, timeout=TIMEOUT, check=False, **kw):
 def output(args, **kw):
     """The standard output of args, which must exit 0."""
     return run(args, check=True, **kw).stdout
+
+
+def spin(name, step="i * i"):
+    """The source, at the left margin, of a function name(n) that keeps the
+    interpreter busy in its own frame for n turns of a loop adding step, and
+    returns the sum: a hot frame with a known name, and no call below it
+    that a sample could land in instead."""
+    return ("def %s(n):\n    s = 0\n    for i in range(n):\n        s += %s\n    return s\n"
+            % (name, step))
 
 
 class Scratch(unittest.TestCase):

@@ -17,19 +17,13 @@ import time
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, run
+from harness import RECORD, PYMERGE, PYPATH, run, spin
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
 # Two hot functions of different weight and a sleeping one, for the wall view.
-BURN = r"""
+BURN = spin("spin") + r"""
 import time
-
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 
 def hot(): return spin(300000)
 def warm(): return spin(100000)
