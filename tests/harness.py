@@ -1,7 +1,7 @@
 """What every test runs programs with: the paths meson gives the tests,
 the environment of a recorded program, run(), which runs a command to its
-end with its output captured, and spin(), the hot leaf of the programs the
-tests record.
+end with its output captured, scratch folders, and spin(), the hot leaf
+of the programs the tests record.
 
 The environment of a recorded program is the build's pyperfmap on
 PYTHONPATH (PYPERFMAP_PATH) and, in a sanitized build, the sanitizer
@@ -89,3 +89,16 @@ class Scratch(unittest.TestCase):
             f.write(text)
         os.chmod(path, mode)
         return path
+
+
+class SharedScratch(unittest.TestCase):
+    """Tests sharing one folder (cls.dir), made before the first of them
+    and removed after the last: for recordings that several tests read."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pyperf-%s-" % cls.__name__.lower())
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)

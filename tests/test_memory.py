@@ -18,11 +18,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, PYTHONS, run
+from harness import RECORD, PYMERGE, PYPATH, PYTHONS, SharedScratch, run
 
 EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
@@ -160,15 +159,7 @@ def lost_events(data):
     return sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)", r.stdout, re.M))
 
 
-class Memory(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-memory-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
+class Memory(SharedScratch):
     def script(self, name, body):
         path = os.path.join(self.dir, name + ".py")
         with open(path, "w") as f:

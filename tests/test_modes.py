@@ -19,7 +19,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
-from harness import RECORD, PYMERGE, PYPATH, run, spin
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run, spin
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 APP = os.environ.get("SPEEDSCOPE_APP", "")
@@ -213,10 +213,10 @@ def cut_by_z(data):
     return "compressed data ends inside a record" in run([PYMERGE, data]).stderr
 
 
-class Modes(unittest.TestCase):
+class Modes(SharedScratch):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-modes-")
+        super().setUpClass()
         # The pipe-mode and uprobe tests run perf themselves: its
         # tracepoints need tracefs, which a fresh machine may not mount.
         cls.mounted = (not os.path.isdir(os.path.join(TRACEFS, "events"))
@@ -224,7 +224,7 @@ class Modes(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        super().tearDownClass()
         if cls.mounted:
             subprocess.run(["umount", TRACEFS])
 
