@@ -1,7 +1,7 @@
 """What every test runs programs with: the paths meson gives the tests,
 the environment of a recorded program, run(), which runs a command to its
-end with its output captured, scratch folders, and spin(), the hot leaf
-of the programs the tests record.
+end with its output captured, scratch folders, the shared workloads
+(program()) and spin(), the hot leaf of the programs the tests record.
 
 The environment of a recorded program is the build's pyperfmap on
 PYTHONPATH (PYPERFMAP_PATH) and, in a sanitized build, the sanitizer
@@ -52,6 +52,13 @@ def run(args, env=None, base=None, timeout=TIMEOUT, check=False, **kw):
 def output(args, **kw):
     """The standard output of args, which must exit 0."""
     return run(args, check=True, **kw).stdout
+
+
+def program(name):
+    """The source of tests/programs/name: a workload that tests record and
+    benchmarks measure, each with its own arguments."""
+    with open(os.path.join(HERE, "programs", name)) as f:
+        return f.read()
 
 
 def spin(name, step="i * i"):
