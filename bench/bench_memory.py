@@ -4,13 +4,14 @@
     bench/bench_memory.py --python PYTHON [--rounds 100] [--runs 3]
                           [--pythonpath BUILD/libpyperfmap] [--pymerge BUILD/merge/pymerge]
 
-The program (PROGRAM below) makes millions of small objects a second (dicts,
-tuples, strings, lists, ints: pymalloc's) beside 64 KiB bytearrays, and
-keeps some of each in module-level lists that keep growing (a leak with a
-normal exit); it measures its own work (the CPU time of its process,
-time.process_time, which counts the kernel's time in its uprobe traps and
-is less at the mercy of a loaded machine than wall time) and prints what
-it keeps, as sys.getsizeof counts it.
+The program (tests/programs/leaky.py, which the memory test records too)
+makes millions of small objects a second (dicts, tuples, strings, lists,
+ints: pymalloc's) beside 64 KiB bytearrays, and keeps some of each in
+module-level lists that keep growing (a leak with a normal exit); it
+measures its own work (the CPU time of its process, time.process_time,
+which counts the kernel's time in its uprobe traps and is less at the
+mercy of a loaded machine than wall time) and prints what it keeps, as
+sys.getsizeof counts it.
 
 Each configuration runs --runs times, interleaved, in the same run:
   unprofiled      the program alone
@@ -41,38 +42,9 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = os.path.join(HERE, "..", "perf-scripts", "pyperf-record")
 
-PROGRAM = r"""
-import sys, time
-BIG = []
-SMALL = []
-
-def leak_big(n):
-    for _ in range(n):
-        BIG.append(bytearray(65536))
-
-def leak_small(n):
-    for _ in range(n):
-        SMALL.append(bytearray(143))
-
-def churn(n):
-    t = 0
-    for i in range(n):
-        d = {"a": i, "b": (i, i + 1), "c": str(i), "e": [i] * 3}
-        t += len(d)
-    return t
-
-def main(rounds):
-    for _ in range(rounds):
-        leak_big(4)
-        leak_small(400)
-        churn(20000)
-
-t = time.process_time()
-main(int(sys.argv[1]))
-took = time.process_time() - t
-items = lambda l: sum(sys.getsizeof(x) for x in l) + sys.getsizeof(l) - sys.getsizeof([])
-print("took", took, "leak_big", items(BIG), len(BIG), "leak_small", items(SMALL))
-"""
+# The program, and the leaks of each round: 4 big blocks and 400 small ones.
+PROGRAM = os.path.join(HERE, "..", "tests", "programs", "leaky.py")
+LEAKS = ["4", "400"]
 
 CONFIGS = [("unprofiled", None), ("alloc", ["--mode", "alloc"]), ("leaks", ["--mode", "leaks"]),
            ("alloc 128K", ["--mode", "alloc", "--sample-bytes", "131072"]),
@@ -99,7 +71,7 @@ def by_function(text, names):
 
 def run_once(a, name, opts, script, out):
     env = dict(os.environ, PYTHONPATH=a.pythonpath)
-    cmd = [a.python, script, str(a.rounds)]
+    cmd = [a.python, script, str(a.rounds)] + LEAKS
     if opts:
         cmd = [RECORD, "-o", out] + opts + ["--"] + cmd
     t = time.perf_counter()
@@ -130,14 +102,11 @@ def main():
     ap.add_argument("--pymerge", default=os.path.join(HERE, "..", "build", "merge", "pymerge"))
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-memory-")
-    script = os.path.join(work, "program.py")
-    with open(script, "w") as f:
-        f.write(PROGRAM)
     results = {name: [] for name, _ in CONFIGS}
     for i in range(a.runs):
         for name, opts in CONFIGS:
             out = os.path.join(work, name.replace(" ", "").replace("-", "_"))
-            results[name].append(run_once(a, name, opts, script, out))
+            results[name].append(run_once(a, name, opts, PROGRAM, out))
             sys.stderr.write("run %d %s: %s\n" % (i + 1, name, results[name][-1]))
     def median(rs):
         return sorted(rs, key=lambda r: r["took"])[len(rs) // 2]

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """What `pyperf-record --mode syscalls` costs at a busy server's rate.
 
-A program makes about RATE write()s a second for SECONDS, from two
-functions whose counts it knows (one write in three from `rare`, the rest
-from `common`).  It runs once unprofiled and once under pyperf-record per
+A program (tests/programs/paced_writes.py, which the rates test records
+too) makes about RATE write()s a second for SECONDS, from two functions
+whose counts it knows (one write in three from `rare`, the rest from
+`common`).  It runs once unprofiled and once under pyperf-record per
 configuration given; each line gives the ratio of the program's own wall
 time to the unprofiled run's, the same for its CPU time (user and system:
 the kernel's work per event is charged to the program), the records perf
@@ -23,29 +24,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORD = os.path.join(TOP, "perf-scripts", "pyperf-record")
 PYMERGE = os.path.join(TOP, "build", "merge", "pymerge")
 
-PROGRAM = r"""
-import os, sys, time
-RATE, SECONDS = float(sys.argv[1]), float(sys.argv[2])
-fd = os.open("/dev/null", os.O_WRONLY)
-counts = {"common": 0, "rare": 0}
-def common():
-    os.write(fd, b"x")
-    counts["common"] += 1
-def rare():
-    os.write(fd, b"y")
-    counts["rare"] += 1
-start = time.monotonic()
-# RATE * SECONDS writes in batches of 30, paced: a program that keeps up
-# takes SECONDS; one slowed down by its profiler takes longer.
-for n in range(0, int(RATE * SECONDS), 30):
-    due = start + n / RATE
-    now = time.monotonic()
-    if now < due:
-        time.sleep(due - now)
-    for i in range(30):
-        (rare if i % 3 == 0 else common)()
-print(counts["common"], counts["rare"], time.monotonic() - start, time.process_time(), flush=True)
-"""
+PROGRAM = os.path.join(TOP, "tests", "programs", "paced_writes.py")
 
 
 def run_plain(python, prog, rate, seconds):
@@ -88,15 +67,12 @@ def main():
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-syscalls-")
     try:
-        prog = os.path.join(work, "writes.py")
-        with open(prog, "w") as f:
-            f.write(PROGRAM)
-        base, base_cpu, truth = run_plain(a.python, prog, a.rate, a.seconds)
+        base, base_cpu, truth = run_plain(a.python, PROGRAM, a.rate, a.seconds)
         print("unprofiled: %.2f s (CPU %.2f s), %d + %d writes (%.0f/s)" %
               (base, base_cpu, truth[0], truth[1], sum(truth) / base))
         for config in a.configs:
             extra = [x for x in config.split(";") if x]
-            took, cpu, truth, got, lost, size = run_recorded(a.python, prog, a.rate, a.seconds, extra, work)
+            took, cpu, truth, got, lost, size = run_recorded(a.python, PROGRAM, a.rate, a.seconds, extra, work)
             share = ["%s %.1f%%" % (k, 100.0 * got[k] / t) for k, t in zip(("common", "rare"), truth)]
             print("%-20s wall %.2fx  CPU %.2fx  lost %d  perf.data %.0f MB  counted: %s" %
                   (" ".join(extra) or "(default)", took / base, cpu / base_cpu, lost, size / 1e6,

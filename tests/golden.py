@@ -56,6 +56,8 @@ import subprocess
 import sys
 import tempfile
 
+from harness import spin
+
 FORMATS = ["folded", "svg", "speedscope", "trace", "pprof", "table", "live"]
 # Each recording: its folder under RECDIR and the --weight values its mode has.
 PERF_RECORDINGS = {
@@ -268,12 +270,7 @@ def main():
 main()
 """
 PROGRAMS = {
-    "cpu.py": """import time
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
+    "cpu.py": spin("leaf") + """import time
 def middle(n):
     return leaf(n) + leaf(n // 2)
 def outer():

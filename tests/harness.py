@@ -1,6 +1,7 @@
 """What every test runs programs with: the paths meson gives the tests,
-the environment of a recorded program, and run(), which runs a command
-to its end with its output captured.
+the environment of a recorded program, run(), which runs a command to its
+end with its output captured, scratch folders, the shared workloads
+(program()) and spin(), the hot leaf of the programs the tests record.
 
 The environment of a recorded program is the build's pyperfmap on
 PYTHONPATH (PYPERFMAP_PATH) and, in a sanitized build, the sanitizer
@@ -53,6 +54,22 @@ def output(args, **kw):
     return run(args, check=True, **kw).stdout
 
 
+def program(name):
+    """The source of tests/programs/name: a workload that tests record and
+    benchmarks measure, each with its own arguments."""
+    with open(os.path.join(HERE, "programs", name)) as f:
+        return f.read()
+
+
+def spin(name, step="i * i"):
+    """The source, at the left margin, of a function name(n) that keeps the
+    interpreter busy in its own frame for n turns of a loop adding step, and
+    returns the sum: a hot frame with a known name, and no call below it
+    that a sample could land in instead."""
+    return ("def %s(n):\n    s = 0\n    for i in range(n):\n        s += %s\n    return s\n"
+            % (name, step))
+
+
 class Scratch(unittest.TestCase):
     """A test with a folder of its own (self.dir) and a list of the perf
     maps its programs write (self.maps), both removed after each test."""
@@ -79,3 +96,16 @@ class Scratch(unittest.TestCase):
             f.write(text)
         os.chmod(path, mode)
         return path
+
+
+class SharedScratch(unittest.TestCase):
+    """Tests sharing one folder (cls.dir), made before the first of them
+    and removed after the last: for recordings that several tests read."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pyperf-%s-" % cls.__name__.lower())
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)

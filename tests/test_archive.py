@@ -16,12 +16,10 @@ PYPERF_SCRIPTS, PYMERGE, PYPERFMAP_PATH and PYTHON (any CPython with the
 build's pyperfmap).
 """
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
-from harness import RECORD, PYMERGE, output, run
+from harness import RECORD, PYMERGE, SharedScratch, output, run
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,28 +62,24 @@ def build(source, lib):
     run(["gcc", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o", lib, src], check=True)
 
 
-class Archive(unittest.TestCase):
+class Archive(SharedScratch):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="pyperfmap-archive-")
-        cls.lib = os.path.join(cls.tmp, "libarchived.so")
-        prog = os.path.join(cls.tmp, "prog.py")
+        super().setUpClass()
+        cls.lib = os.path.join(cls.dir, "libarchived.so")
+        prog = os.path.join(cls.dir, "prog.py")
         with open(prog, "w") as f:
             f.write(PROGRAM)
         build(LIBRARY, cls.lib)
-        cls.archived = os.path.join(cls.tmp, "archived")
-        cls.plain = os.path.join(cls.tmp, "plain")
+        cls.archived = os.path.join(cls.dir, "archived")
+        cls.plain = os.path.join(cls.dir, "plain")
         run([RECORD, "--archive", "-o", cls.archived, "--", PYTHON, prog, cls.lib, "2"], check=True)
         run([RECORD, "-o", cls.plain, "--", PYTHON, prog, cls.lib, "2"], check=True)
         cls.bid = output(["readelf", "-n", cls.lib]).split("Build ID: ")[1].split()[0]
         build(REBUILT, cls.lib)
         # Another machine: no perf build-id cache.
-        cls.home = os.path.join(cls.tmp, "home")
+        cls.home = os.path.join(cls.dir, "home")
         os.mkdir(cls.home)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def leaves(self, folder):
         """{leaf frame of the mixed view: samples}, merged elsewhere."""

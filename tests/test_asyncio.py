@@ -17,12 +17,10 @@ PYMERGE and PYPERFMAP_PATH set; TEST_PYTHONS lists the interpreters.
 """
 import json
 import os
-import shutil
-import tempfile
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYTHONS, run
+from harness import RECORD, PYMERGE, PYTHONS, SharedScratch, run
 
 
 # Each task burns its CPU seconds in 2 ms steps and yields between them, so
@@ -114,15 +112,7 @@ def task_chains(folded_text):
     return chains, total
 
 
-class TaskFrames(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="test_asyncio.")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
+class TaskFrames(SharedScratch):
     def record(self, py, no_accel, tasks="1"):
         script = os.path.join(self.dir, "tasks.py")
         with open(script, "w") as f:

@@ -17,7 +17,7 @@ import textwrap
 import time
 import unittest
 
-from harness import RECORD, PYPATH, PYTHONS, run
+from harness import RECORD, PYPATH, PYTHONS, run, spin
 
 TIMEOUT = 300  # for any one command: a bound, never reached when things work
 
@@ -25,14 +25,8 @@ TIMEOUT = 300  # for any one command: a bound, never reached when things work
 # named functions until a line arrives on stdin, then calls a function it
 # defines only then, and prints what must not change under attaching: the
 # results, its own names and whether an eval hook is still on.
-LOOP = """
+LOOP = spin("alpha_work") + """
 import sys, threading, time
-
-def alpha_work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 
 def beta_work(n):
     return sum(alpha_work(10) for _ in range(n))

@@ -12,10 +12,8 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from collections import Counter, defaultdict
 from decimal import Decimal
@@ -23,7 +21,7 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_modes  # noqa: E402  (the speedscope app check)
 
-from harness import RECORD, PYMERGE, PYPATH, run
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
@@ -63,18 +61,14 @@ def table(text):
     return rows
 
 
-class Calls(unittest.TestCase):
+class Calls(SharedScratch):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-calls-")
+        super().setUpClass()
         cls.script = os.path.join(cls.dir, "fbb.py")
         with open(cls.script, "w") as f:
             f.write(FBB)
         cls.recordings = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def record(self, python=PYTHON):
         """fbb.py recorded with its system calls: the folder (once per python)."""

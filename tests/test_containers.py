@@ -23,7 +23,7 @@ import tempfile
 import textwrap
 import unittest
 
-from harness import RECORD, PYPATH
+from harness import RECORD, PYPATH, spin
 
 PYTHON = [p for p in os.environ["TEST_PYTHONS"].split(":") if p and "-fp" not in p][-1]
 TIMEOUT = 300   # for any one command: a bound, never reached when things work
@@ -33,14 +33,8 @@ MIN_SHARE = 0.9
 # Prints "ready" once it runs, then works in two named functions until it
 # has had argv[1] seconds of CPU (so that its start, a fixed amount of CPU,
 # is a small share however loaded the machine is), or DEADLINE has passed.
-APP = """
+APP = spin("leaf_work") + """
 import sys, time
-
-def leaf_work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 
 def mid_work(n):
     return sum(leaf_work(50) for _ in range(n))

@@ -12,12 +12,10 @@ PYPERF_SCRIPTS, PYMERGE, PYPERFMAP_PATH, FP_PYTHON (empty when no
 frame-pointer CPython was found at configure time) and NOFP_PYTHON.
 """
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
-from harness import RECORD, PYMERGE, run
+from harness import RECORD, PYMERGE, Scratch, SharedScratch, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FP_PYTHON = os.environ.get("FP_PYTHON", "")
@@ -75,20 +73,16 @@ def code_file(python):
 
 @unittest.skipUnless(FP_PYTHON, "no frame-pointer CPython: tests/build-fp-python builds one"
                      " (CI runs it), then meson setup finds it")
-class FramePointerPython(unittest.TestCase):
+class FramePointerPython(SharedScratch):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-fp-")
+        super().setUpClass()
         cls.fp = record(os.path.join(cls.dir, "fp"), FP_PYTHON)
         cls.dwarf = record(os.path.join(cls.dir, "dwarf"), FP_PYTHON, "--dwarf")
         cls.fp_stacks = folded(cls.fp)
         cls.dwarf_stacks = folded(cls.dwarf)
         cls.fp_python = folded(cls.fp, "--no-native-leaf")
         cls.dwarf_python = folded(cls.dwarf, "--no-native-leaf")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_pyperf_record_chose_frame_pointers(self):
         with open(os.path.join(os.path.dirname(self.fp), "recording.txt")) as f:
@@ -144,13 +138,7 @@ class FramePointerPython(unittest.TestCase):
 
 
 @unittest.skipUnless(NOFP_PYTHON, "no pyenv CPython 3.11")
-class NoFramePointerPython(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="pyperf-nofp-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+class NoFramePointerPython(Scratch):
     def test_one_line_names_the_interpreter(self):
         data = record(os.path.join(self.dir, "rec"), NOFP_PYTHON, "--fp")
         lines = [l for l in pymerge("-o", os.devnull, data).stderr.splitlines() if WARNING in l]

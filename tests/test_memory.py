@@ -18,11 +18,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, PYTHONS, run
+from harness import RECORD, PYMERGE, PYPATH, PYTHONS, SharedScratch, program, run
 
 EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
@@ -30,44 +29,9 @@ PRELOAD = os.path.join(PYPATH, "pyperfmap", "libpyperfmap-preload.so")
 RATE = "32768"
 TIMEOUT = 600
 
-# A module-level list that keeps growing, by 64 KiB bytearrays and by
-# 200-byte ones (pymalloc's), beside a function making millions of small
-# objects a second that it frees again; a normal exit, after which the
-# interpreter frees the lists.  It prints what it keeps, as sys.getsizeof
-# counts it (each item, and the lists' item arrays, which the appends
-# allocate), and how many small objects the churn made a second.
-LEAKY = r"""
-import sys, time
-BIG = []
-SMALL = []
-
-def leak_big(n):
-    for _ in range(n):
-        BIG.append(bytearray(65536))
-
-def leak_small(n):
-    for _ in range(n):
-        SMALL.append(bytearray(200 - sys.getsizeof(bytearray())))
-
-def churn(n):
-    t = 0
-    for i in range(n):
-        d = {"a": i, "b": (i, i + 1), "c": str(i), "e": [i] * 3}
-        t += len(d)
-    return t
-
-made = 0
-took = 0.0
-for _ in range(20):
-    leak_big(50)
-    leak_small(20000)
-    t = time.perf_counter()
-    churn(20000)
-    took += time.perf_counter() - t
-    made += 20000 * 5
-items = lambda l: sum(sys.getsizeof(x) for x in l) + sys.getsizeof(l) - sys.getsizeof([])
-print("leak_big", items(BIG), "leak_small", items(SMALL), "rate", int(made / took))
-"""
+# A leak with a normal exit beside millions of small objects a second, as
+# the program itself counts them (its docstring says what it prints).
+LEAKY = program("leaky.py")
 
 # ctypes' malloc: the C allocator's calls, through the interposer.  Looked
 # up in the process's global scope (CDLL(None)), as a C extension's calls
@@ -160,15 +124,7 @@ def lost_events(data):
     return sum(int(n) for n in re.findall(r"^\s*LOST(?:_SAMPLES)? events:\s+(\d+)", r.stdout, re.M))
 
 
-class Memory(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-memory-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
+class Memory(SharedScratch):
     def script(self, name, body):
         path = os.path.join(self.dir, name + ".py")
         with open(path, "w") as f:
@@ -193,7 +149,7 @@ class Memory(unittest.TestCase):
         return r
 
     def truth(self, stdout):
-        m = re.search(r"leak_big (\d+) leak_small (\d+) rate (\d+)", stdout)
+        m = re.search(r"leak_big (\d+) \d+ leak_small (\d+) rate (\d+)", stdout)
         self.assertTrue(m, stdout)
         return int(m.group(1)), int(m.group(2)), int(m.group(3))
 

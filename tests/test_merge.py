@@ -10,10 +10,8 @@ and PYPERFMAP_PATH set; needs `go` (golang-go).
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from collections import Counter
 
@@ -37,14 +35,10 @@ def folded_lines(text):
 class MergeTest(PymergeCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pm-merge-")
+        super().setUpClass()
         cls.env = go_env(cls.dir)
         # the folders, as pyperf-record -o wrote them
         cls.recs = {h: os.path.dirname(record_burn(cls.dir, "host-" + h)[0]) for h in HOSTS}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def out(self, *args):
         """pymerge's standard output."""

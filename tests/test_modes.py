@@ -19,7 +19,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
-from harness import RECORD, PYMERGE, PYPATH, run
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run, spin
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 APP = os.environ.get("SPEEDSCOPE_APP", "")
@@ -67,14 +67,8 @@ PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
 # The main thread runs four timed phases, each through a few nested calls;
 # helper threads hold a lock and feed a pipe late.  It prints what it
 # measured, per phase, with time.perf_counter.
-PHASES = r"""
+PHASES = spin("spin") + r"""
 import json, os, sys, threading, time
-
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 
 def cpu_inner(): return spin(CPU_N)
 def cpu_phase(): return cpu_inner()
@@ -116,13 +110,8 @@ CPU_N = int(sys.argv[1])
 main()
 """
 
-GIL = r"""
+GIL = spin("burn", "i") + r"""
 import sys, threading
-def burn(n):
-    s = 0
-    for i in range(n):
-        s += i
-    return s
 def worker(): burn(int(sys.argv[1]))
 ts = [threading.Thread(target=worker) for _ in range(2)]
 for t in ts: t.start()
@@ -144,14 +133,9 @@ writer_b()
 
 # Attached to with -p: CPU work and naps in turn, each through a nested
 # call, until the stop file appears.
-ATTACHED = r"""
+ATTACHED = spin("spin_inner", "i") + r"""
 import os, sys, time
 
-def spin_inner(n):
-    s = 0
-    for i in range(n):
-        s += i
-    return s
 def spin(): spin_inner(100000)
 
 def nap_inner(): time.sleep(0.02)
@@ -229,10 +213,10 @@ def cut_by_z(data):
     return "compressed data ends inside a record" in run([PYMERGE, data]).stderr
 
 
-class Modes(unittest.TestCase):
+class Modes(SharedScratch):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pyperf-modes-")
+        super().setUpClass()
         # The pipe-mode and uprobe tests run perf themselves: its
         # tracepoints need tracefs, which a fresh machine may not mount.
         cls.mounted = (not os.path.isdir(os.path.join(TRACEFS, "events"))
@@ -240,7 +224,7 @@ class Modes(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        super().tearDownClass()
         if cls.mounted:
             subprocess.run(["umount", TRACEFS])
 

@@ -10,26 +10,18 @@ import gzip
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, run
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run, spin
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
 # Two hot functions of different weight and a sleeping one, for the wall view.
-BURN = r"""
+BURN = spin("spin") + r"""
 import time
-
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 
 def hot(): return spin(300000)
 def warm(): return spin(100000)
@@ -198,8 +190,9 @@ def record_burn(tmp, name, *args, program=BURN):
     return os.path.join(out, "perf.data"), started, time.time()
 
 
-class PymergeCase(unittest.TestCase):
-    """pymerge and go tool pprof, each asserted to succeed (self.env: go_env)."""
+class PymergeCase(SharedScratch):
+    """pymerge and go tool pprof, each asserted to succeed (self.env: go_env),
+    in a folder shared by the class's tests."""
 
     def pymerge(self, *args):
         r = run([PYMERGE] + list(args))
@@ -215,15 +208,11 @@ class PymergeCase(unittest.TestCase):
 class PprofTest(PymergeCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="pm-pprof-")
+        super().setUpClass()
         cls.env = go_env(cls.dir)
         cls.recordings = {mode: record_burn(cls.dir, mode, "--mode", mode)
                           for mode in ("cpu", "wall")}
         cls.recordings["alloc"] = record_burn(cls.dir, "alloc", "--mode", "alloc", "--exact", program=ALLOC_BURN)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def check_agreement(self, mode, views):
         data, started, ended = self.recordings[mode]

@@ -788,21 +788,16 @@ class Stress(Scratch):
 
 @unittest.skipUnless(PERF, "perf is not installed")
 class RealPerf(Scratch):
-    PROG = """
-        def baz(n):
-            s = 0
-            for i in range(n):
-                s += i * i
-            return s
-        def bar(n):
-            return baz(n)
-        def foo(n):
-            return bar(n)
-        if __name__ == "__main__":
-            import os
-            print(os.getpid())
-            foo(5000000)
-    """
+    PROG = harness.spin("baz") + """
+def bar(n):
+    return baz(n)
+def foo(n):
+    return bar(n)
+if __name__ == "__main__":
+    import os
+    print(os.getpid())
+    foo(5000000)
+"""
 
     def record(self, callgraph, with_pyperfmap):
         prog = self.script(self.PROG)

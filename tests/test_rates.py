@@ -13,31 +13,12 @@ import tempfile
 import textwrap
 import unittest
 
-from harness import RECORD, PYMERGE, PYPATH, PYTHONS
+from harness import RECORD, PYMERGE, PYPATH, PYTHONS, program
 
 
 # About 50,000 write()s a second for 4 s from two functions, one write in
-# three from rare(); each prints how many it made.
-PACED = """
-import os, sys, time
-fd = os.open("/dev/null", os.O_WRONLY)
-n = {"common": 0, "rare": 0}
-def common():
-    os.write(fd, b"x")
-    n["common"] += 1
-def rare():
-    os.write(fd, b"y")
-    n["rare"] += 1
-start = time.monotonic()
-for k in range(0, 200000, 30):
-    due = start + k / 50000.0
-    now = time.monotonic()
-    if now < due:
-        time.sleep(due - now)
-    for i in range(30):
-        (rare if i % 3 == 0 else common)()
-print(n["common"], n["rare"])
-"""
+# three from rare(); it prints how many each made.
+PACED = program("paced_writes.py")
 
 # About 40,000 system calls a second, 13 Python calls deep: deeper than the
 # 8 KiB stack copies reach, so the stacks come whole only through the call
@@ -78,6 +59,8 @@ class Syscalls(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def record(self, source):
+        """source recorded as prog.py in syscalls mode: (its perf.data,
+        the words it printed)."""
         prog = os.path.join(self.dir, "prog.py")
         with open(prog, "w") as f:
             f.write(textwrap.dedent(source))
@@ -87,7 +70,7 @@ class Syscalls(unittest.TestCase):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                            env=env, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return os.path.join(out, "perf.data"), [int(x) for x in r.stdout.split()]
+        return os.path.join(out, "perf.data"), r.stdout.split()
 
     def merge(self, data, *opts):
         r = subprocess.run([PYMERGE, "-v", "--view", "python"] + list(opts) + [data],
@@ -113,7 +96,8 @@ class Syscalls(unittest.TestCase):
     def test_50000_writes_a_second_all_counted(self):
         """No record lost at 50,000 write()s a second, each function's
         writes counted within 1%, and their latency split as their counts."""
-        data, (common, rare) = self.record(PACED)
+        data, printed = self.record(PACED)
+        common, rare = (int(x) for x in printed[:2])
         folded = self.merge(data)
         got = {"common": self.weight(folded, "common (prog.py)", "write"),
                "rare": self.weight(folded, "rare (prog.py)", "write")}
@@ -128,7 +112,8 @@ class Syscalls(unittest.TestCase):
         """Stacks 13 Python calls deep at 40,000 system calls a second:
         none lost, and every call counted under its whole chain of
         callers, which only the call paths give."""
-        data, (prints, socks) = self.record(DEEP)
+        data, printed = self.record(DEEP)
+        prints, socks = (int(x) for x in printed)
         folded = self.merge(data)
         chain = ";".join(["<module> (prog.py)"] + ["level (prog.py)"] * 13)
         whole = {"leaf_print": 0, "leaf_sock": 0}

@@ -11,17 +11,12 @@ import textwrap
 import time
 import unittest
 
-from harness import SCRIPTS, RECORD, PYPATH, Scratch, run
+from harness import SCRIPTS, RECORD, PYPATH, Scratch, run, spin
 
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
 # Three nested Python calls, the innermost spinning.
-NESTED = """
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
+NESTED = spin("leaf") + """
 def middle(n): return leaf(n)
 def outer(n): return middle(n)
 """

@@ -15,7 +15,7 @@ import subprocess
 import unittest
 
 from pmtest import PYMERGE, run
-from harness import Scratch
+from harness import Scratch, spin
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 CHROMIUM = shutil.which("chromium")
@@ -193,13 +193,8 @@ class WriteErrors(Scratch):
         self.assertIn("write error", err)
 
 
-PHASES = """
+PHASES = spin("spin") + """
 import sys
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
 def phase_a(): return spin(A)
 def phase_b(): return spin(B)
 def phase_c(): return spin(C)

@@ -20,6 +20,15 @@ static size_t n_blocks(struct leaks *l)
     return n;
 }
 
+/* A whole call of fn by thread 1 of process 1, made for stack: its entry
+ * at time t, its return of ptr at t + 1. */
+static void call(struct leaks *l, enum leak_fn fn, uint64_t bytes, uint64_t old, uint32_t stack,
+                 uint64_t ptr, uint64_t t)
+{
+    leaks__enter(l, 1, fn, bytes, old, 1, stack, t);
+    leaks__return(l, 1, 1, fn, ptr, t + 1);
+}
+
 /* Two threads interleaved: each return pairs with its own thread's entry. */
 static void threads(void)
 {
@@ -53,8 +62,7 @@ static void nested(void)
 {
     struct leaks *l = leaks__new();
     leaks__enter(l, 1, LEAK_REALLOC, 64, 0, 1, 7, 1);
-    leaks__enter(l, 1, LEAK_MALLOC, 64, 0, 1, 8, 2);
-    leaks__return(l, 1, 1, LEAK_MALLOC, 0x100, 3);
+    call(l, LEAK_MALLOC, 64, 0, 8, 0x100, 2);                   /* inside realloc */
     leaks__return(l, 1, 1, LEAK_REALLOC, 0x100, 4);
     /* one block, the outer call's: its bytes are not counted twice */
     CHECK(n_blocks(l) == 1);
@@ -68,23 +76,18 @@ static void nested(void)
 static void reallocs(void)
 {
     struct leaks *l = leaks__new();
-    leaks__enter(l, 1, LEAK_MALLOC, 10, 0, 1, 1, 1);
-    leaks__return(l, 1, 1, LEAK_MALLOC, 0xa0, 2);
-    leaks__enter(l, 1, LEAK_REALLOC, 20, 0xa0, 1, 2, 3);
-    leaks__return(l, 1, 1, LEAK_REALLOC, 0xb0, 4);          /* moved */
+    call(l, LEAK_MALLOC, 10, 0, 1, 0xa0, 1);
+    call(l, LEAK_REALLOC, 20, 0xa0, 2, 0xb0, 3);                /* moved */
     CHECK(nth(l, 0)->end == 4 && nth(l, 1)->ptr == 0xb0 && nth(l, 1)->bytes == 20);
-    leaks__enter(l, 1, LEAK_REALLOC, 30, 0xb0, 1, 3, 5);
-    leaks__return(l, 1, 1, LEAK_REALLOC, 0xb0, 6);          /* in place */
+    call(l, LEAK_REALLOC, 30, 0xb0, 3, 0xb0, 5);                /* in place */
     CHECK(nth(l, 1)->end == 6 && nth(l, 2)->bytes == 30 && !nth(l, 2)->end);
-    leaks__enter(l, 1, LEAK_REALLOC, 1u << 30, 0xb0, 1, 4, 7);
-    leaks__return(l, 1, 1, LEAK_REALLOC, 0, 8);             /* failed */
+    call(l, LEAK_REALLOC, 1u << 30, 0xb0, 4, 0, 7);             /* failed */
     CHECK(!nth(l, 2)->end && n_blocks(l) == 3);
     leaks__enter(l, 1, LEAK_REALLOC, 0, 0xb0, 1, 5, 9);
     leaks__free(l, 1, 0xb0, 10);
-    leaks__return(l, 1, 1, LEAK_REALLOC, 0, 11);            /* released */
+    leaks__return(l, 1, 1, LEAK_REALLOC, 0, 11);                /* released */
     CHECK(nth(l, 2)->end == 10 && n_blocks(l) == 3);
-    leaks__enter(l, 1, LEAK_REALLOC, 8, 0xdead, 1, 6, 12);
-    leaks__return(l, 1, 1, LEAK_REALLOC, 0xc0, 13);         /* of a block from before */
+    call(l, LEAK_REALLOC, 8, 0xdead, 6, 0xc0, 12);              /* of a block from before */
     struct leak_counts c = leaks__counts(l);
     CHECK(c.unknown_frees == 1 && c.failed == 1 && c.unpaired == 0);
     CHECK(nth(l, 3)->ptr == 0xc0 && !nth(l, 3)->end);
@@ -97,10 +100,8 @@ static void reallocs(void)
 static void lost(void)
 {
     struct leaks *l = leaks__new();
-    leaks__enter(l, 1, LEAK_MALLOC, 5, 0, 1, 1, 1);
-    leaks__return(l, 1, 1, LEAK_MALLOC, 0x50, 2);
-    leaks__enter(l, 1, LEAK_MALLOC, 6, 0, 1, 2, 3);
-    leaks__return(l, 1, 1, LEAK_MALLOC, 0x50, 4);
+    call(l, LEAK_MALLOC, 5, 0, 1, 0x50, 1);
+    call(l, LEAK_MALLOC, 6, 0, 2, 0x50, 3);
     CHECK(nth(l, 0)->end == 4 && !nth(l, 1)->end && nth(l, 1)->bytes == 6);
     leaks__return(l, 1, 3, LEAK_MALLOC, 0x60, 5);           /* no entry */
     leaks__enter(l, 1, LEAK_CALLOC, 7, 0, 1, 3, 6);

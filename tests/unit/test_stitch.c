@@ -291,16 +291,12 @@ static void pending_bound_then_the_end_gives_all(void)
  * and then "EsFt" is completed through all of them.  Threads 1 to 5. */
 static void offer_path_chain(struct stitch *st)
 {
-    struct sample s = make_path("rmAxByCz", 0, 1);
-    CHECK(offer(st, 1, &s, 1, 0) == STITCH_COMPLETE);
-    s = make_path("rmAxByCpDq", 4, 100);        /* "ByCpDq" */
-    CHECK(offer(st, 2, &s, 0, 0) == STITCH_STITCHED);
-    CHECK(!strcmp(as_text(&s), "rmAxByCpDq"));
-    s = make_path("rmAxByCpDqEs", 6, 200);
-    CHECK(offer(st, 3, &s, 0, 0) == STITCH_STITCHED);
-    s = make_path("rmAxByCpDqEsFt", 10, 300);   /* "EsFt" */
-    CHECK(offer(st, 5, &s, 0, 0) == STITCH_STITCHED);
-    CHECK(!strcmp(as_text(&s), "rmAxByCpDqEsFt"));
+    teach(st, 1, "rmAxByCz", 1);
+    CHECK(try_cut(st, 2, "rmAxByCpDq", 4, 100) == STITCH_STITCHED);        /* "ByCpDq" */
+    CHECK(!strcmp(text, "rmAxByCpDq"));
+    CHECK(try_cut(st, 3, "rmAxByCpDqEs", 6, 200) == STITCH_STITCHED);
+    CHECK(try_cut(st, 5, "rmAxByCpDqEsFt", 10, 300) == STITCH_STITCHED);   /* "EsFt" */
+    CHECK(!strcmp(text, "rmAxByCpDqEsFt"));
 }
 
 static void completed_through_paths_in_a_chain(void)

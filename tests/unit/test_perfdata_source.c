@@ -1,6 +1,7 @@
-/* test_pdsrc.c - a mapped input truncated by another process while being
- * read (merge/perfdata/perfdata_source.c): the one-line error for faults in our mapping, the
- * previous SIGBUS handler for any other fault and after pd_source__exit. */
+/* test_perfdata_source.c - a mapped input truncated by another process
+ * while being read (merge/perfdata/perfdata_source.c): the one-line error
+ * for faults in our mapping, the previous SIGBUS handler for any other
+ * fault and after pd_source__exit. */
 #include "check.h"
 #include "perfdata_source.h"
 
@@ -12,13 +13,14 @@
 #include <unistd.h>
 
 #define PAGES 4
+#define TEMP "/tmp/test_perfdata_source-"
 
 static long page;
 
 /* A temporary file of PAGES pages, already unlinked; its name in path. */
 static int temp_file(char *path)
 {
-    strcpy(path, "/tmp/test_pdsrc-XXXXXX");
+    strcpy(path, TEMP "XXXXXX");
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     CHECK(ftruncate(fd, PAGES * page) == 0);
@@ -134,7 +136,7 @@ int main(void)
     char out[512];
     page = sysconf(_SC_PAGESIZE);
     CHECK(child(truncated_input, out, sizeof(out)) == 2);
-    CHECK(strncmp(out, "pymerge: /tmp/test_pdsrc-", 25) == 0);
+    CHECK(strncmp(out, "pymerge: " TEMP, strlen("pymerge: " TEMP)) == 0);
     CHECK(strstr(out, ": the file shrank while being read\n") != NULL);
     CHECK(child(other_mapping, out, sizeof(out)) == 42 && !out[0]);
     CHECK(child(sent_signal, out, sizeof(out)) == 42 && !out[0]);

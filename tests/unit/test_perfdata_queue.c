@@ -1,5 +1,6 @@
-/* test_pdqueue.c - perf's FINISHED_ROUND ordering (merge/perfdata/perfdata_queue.c) on
- * hand-made records: what each round delivers, ties, copies, compaction. */
+/* test_perfdata_queue.c - perf's FINISHED_ROUND ordering
+ * (merge/perfdata/perfdata_queue.c) on hand-made records: what each round
+ * delivers, ties, copies, compaction. */
 #include "check.h"
 #include "perfdata_queue.h"
 
