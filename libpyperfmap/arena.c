@@ -53,7 +53,7 @@ static int open_arena(void)
     return 0;
 }
 
-void *arena_take(void **new_arena)
+void *arena__take(void **new_arena)
 {
     *new_arena = NULL;
     if (cur == end) {

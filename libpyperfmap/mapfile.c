@@ -144,11 +144,11 @@ static int create(void)
     return 0;
 }
 
-int mapfile_open(const char *dir)
+int mapfile__open(const char *dir)
 {
     if (mf.fd >= 0 && mf.pid == getpid())
         return 0;
-    if (mf.fd >= 0 && mapfile_after_fork() == 0)
+    if (mf.fd >= 0 && mapfile__after_fork() == 0)
         return 0;
     if (snprintf(mf.dir, sizeof mf.dir, "%s", dir) >= (int)sizeof mf.dir) {
         errno = ENAMETOOLONG;
@@ -181,7 +181,7 @@ static int copy_in(const char *p, size_t len)
     return 0;
 }
 
-int mapfile_after_fork(void)
+int mapfile__after_fork(void)
 {
     if (mf.fd < 0 || mf.pid == getpid())
         return 0;
@@ -202,9 +202,9 @@ int mapfile_after_fork(void)
     return rc;
 }
 
-int mapfile_add(const void *start, size_t size, const char *name, size_t namelen)
+int mapfile__add(const void *start, size_t size, const char *name, size_t namelen)
 {
-    if (mf.fd >= 0 && mf.pid != getpid() && mapfile_after_fork() != 0)
+    if (mf.fd >= 0 && mf.pid != getpid() && mapfile__after_fork() != 0)
         return -1;
     if (mf.fd < 0) {
         errno = EBADF;
@@ -230,7 +230,7 @@ int mapfile_add(const void *start, size_t size, const char *name, size_t namelen
     return 0;
 }
 
-void mapfile_close(void)
+void mapfile__close(void)
 {
     if (mf.fd < 0)
         return;
@@ -240,12 +240,12 @@ void mapfile_close(void)
     drop();
 }
 
-const char *mapfile_path(void)
+const char *mapfile__path(void)
 {
     return mf.fd >= 0 && mf.pid == getpid() ? mf.path : NULL;
 }
 
-const char *mapfile_error(void)
+const char *mapfile__error(void)
 {
     return mf.error;
 }

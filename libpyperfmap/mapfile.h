@@ -29,17 +29,17 @@
  * Opens <dir>/perf-<pid>.map for this process, refusing anything but a
  * regular file that this user owns (O_NOFOLLOW, mode 0600) and emptying what
  * a former process of the same pid left.  Returns 0, or -1 with errno set and
- * mapfile_error() describing the cause.  A no-op when already open.
+ * mapfile__error() describing the cause.  A no-op when already open.
  */
-int mapfile_open(const char *dir);
+int mapfile__open(const char *dir);
 
 /*
  * Appends one entry.  Newlines in name become spaces so that one entry is
  * always one line.  In a forked child that has not yet moved to its own
- * file, moves first (see mapfile_after_fork).  Returns 0, or -1 when the map
- * is closed or could not grow (mapfile_error() says why).
+ * file, moves first (see mapfile__after_fork).  Returns 0, or -1 when the map
+ * is closed or could not grow (mapfile__error() says why).
  */
-int mapfile_add(const void *start, size_t size, const char *name, size_t namelen);
+int mapfile__add(const void *start, size_t size, const char *name, size_t namelen);
 
 /*
  * In a forked child: switches to perf-<childpid>.map, which starts as a copy
@@ -47,15 +47,15 @@ int mapfile_add(const void *start, size_t size, const char *name, size_t namelen
  * still runs the inherited trampolines.  Never writes to the parent's file.
  * Returns 0, or -1 (the map is then closed in the child).
  */
-int mapfile_after_fork(void);
+int mapfile__after_fork(void);
 
 /* Trims the file to what was written and closes it; later adds fail. */
-void mapfile_close(void);
+void mapfile__close(void);
 
 /* The open map's path, or NULL. */
-const char *mapfile_path(void);
+const char *mapfile__path(void);
 
 /* Why the last failing call failed. */
-const char *mapfile_error(void);
+const char *mapfile__error(void);
 
 #endif

@@ -386,7 +386,7 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
     uint32_t id = add_frame(sy, native, display, kind, 0);
     /* from the name as the map has it: tidying may change it */
     if (kind == FRAME_PYTHON && !sy->frames[id].path_key)
-        sy->frames[id].path_key = pyperfmap_path_key(perf_name, strlen(perf_name));
+        sy->frames[id].path_key = pyperfmap_path__key(perf_name, strlen(perf_name));
     return id;
 }
 

@@ -29,7 +29,7 @@
 
 static void add(uint64_t start, const char *name)
 {
-    CHECK(mapfile_add((const void *)(uintptr_t)start, 0x40, name, strlen(name)) == 0);
+    CHECK(mapfile__add((const void *)(uintptr_t)start, 0x40, name, strlen(name)) == 0);
 }
 
 /* The name symbols gives addr, looked up once per address (frames are
@@ -120,7 +120,7 @@ int main(void)
 
     /* The process empties and rewrites it, to the same size; with the old
      * time put back, only its first bytes tell. */
-    CHECK(mapfile_open(dir) == 0);
+    CHECK(mapfile__open(dir) == 0);
     add(BASE, "py::first:app.py");
     age(path);
     CHECK(!strcmp(name_at(sy, proc, BASE + 0x10), "py::first:app.py"));
@@ -160,7 +160,7 @@ int main(void)
 
     symbols__delete(sy);
     session__delete(s);
-    mapfile_close();
+    mapfile__close();
     CHECK(unlink(path) == 0);
     unterminated(dir);
     CHECK(rmdir(dir) == 0);
