@@ -366,7 +366,7 @@ static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want,
 }
 
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, const char *archive, char *why, size_t whylen)
+                    uint8_t want_size, const char *archive)
 {
     struct elf_file f = {.fd = -1};
     char cached[PATH_MAX];
@@ -381,14 +381,12 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
         int e = errno;
         if (want_size && open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
-        snprintf(why, whylen, "%s", f.fd < 0 && e ? strerror(e) : "not an ELF file");
         return f.fd < 0 && e ? -e : -ENOEXEC;
     }
     if (want_size && f.bid_size && !same_bid(&f, want, want_size)) {
         elf_file_close(&f);
         if (open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
-        snprintf(why, whylen, "rebuilt since the recording (build id differs)");
         return -ESTALE;
     }
     goto found;
@@ -415,7 +413,7 @@ const void *elf_own_vdso(size_t *size)
 }
 
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         const char *archive, char *why, size_t whylen)
+                         const char *archive)
 {
     struct elf_file f = {.fd = -1};
     size_t size;
@@ -436,8 +434,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
     }
     if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size, cached) == 0)) {
         free(copy);
-        snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
-        return -1;
+        return -ENOENT;
     }
     load_from(img, &f, "[vdso]", archive);
     elf_file_close(&f);

@@ -551,19 +551,18 @@ static const struct sym *perfmap_find(struct symbols *sy, struct dso_syms *ds, u
 
 static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
 {
-    char why[256];
     int ok = -1;
     switch (d->kind) {
     case DSO_FILE:
         ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size,
-                             sy->opts.data_dir, why, sizeof(why));
+                             sy->opts.data_dir);
         /* A rebuilt binary would be mis-symbolized: say so, once. */
         if (ok == -ESTALE)
-            warnx_("%s: %s; its frames are shown as [%s]", d->path, why, path_basename(d->path));
+            warnx_("%s: rebuilt since the recording (build id differs); its frames are shown"
+                   " as [%s]", d->path, path_basename(d->path));
         break;
     case DSO_VDSO:
-        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->opts.data_dir,
-                                  why, sizeof(why));
+        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->opts.data_dir);
         break;
     case DSO_PERFMAP:
         ok = load_perfmap(sy, ds, d);
