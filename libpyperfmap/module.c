@@ -10,8 +10,12 @@
 #define PY_SSIZE_T_CLEAN
 #include "evalhook.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "heapsample.h"
@@ -57,6 +61,22 @@ static void warn_once(const char *what)
             " (the program continues)\n", what);
 }
 
+/* The warning for a failure (err, a positive errno) of the perf map in
+ * dir: the file's name and why, in words for the errnos that mapfile.h
+ * gives a meaning of their own. */
+static void warn_map(const char *dir, int err)
+{
+    char what[PATH_MAX + 128];
+    const char *why = err == EEXIST
+        ? "belongs to another user (left by an earlier process with this PID)"
+        : err == EPERM
+        ? "exists and is not a regular file owned by this user, or may not be changed;"
+          " not touching it"
+        : strerror(err);
+    snprintf(what, sizeof what, "%s/perf-%ld.map: %s", dir, (long)getpid(), why);
+    warn_once(what);
+}
+
 void pyperfmap__fail(const char *why)
 {
     pthread_mutex_lock(&lock);
@@ -76,12 +96,14 @@ void *pyperfmap_new_trampoline(const char *name, size_t len)
         goto out;
     }
     *arena__key(t) = pyperfmap_path__key(name, len);
-    if ((arena != NULL && mapfile__add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
-                                      sizeof PYPERFMAP_ARENA_SYMBOL - 1) != 0)
-        || mapfile__add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len) != 0) {
-        /* The trampoline is still fine to run; it is only unnamed. */
-        warn_once(mapfile__error());
-    }
+    int rc = 0;
+    if (arena != NULL)
+        rc = mapfile__add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
+                          sizeof PYPERFMAP_ARENA_SYMBOL - 1);
+    if (rc == 0)
+        rc = mapfile__add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len);
+    if (rc != 0)    /* the trampoline is still fine to run; it is only unnamed */
+        warn_map(mapfile__dir(), -rc);
 out:
     pthread_mutex_unlock(&lock);
     return t;
@@ -114,8 +136,9 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     pthread_mutex_lock(&lock);
-    if (mapfile__after_fork() != 0)
-        warn_once(mapfile__error());
+    int rc = mapfile__after_fork();
+    if (rc != 0)
+        warn_map(mapfile__dir(), -rc);
     pthread_mutex_unlock(&lock);
     Py_RETURN_NONE;
 }
@@ -188,11 +211,14 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     pthread_mutex_lock(&lock);
     /* After the map was finished at exit (say from an atexit handler that
      * runs after ours), opening it again would empty it. */
-    int ok = !broken && !at_exit_done && mapfile__open(dir) == 0;
-    if (!ok)
+    int ok = 0, rc;
+    if (broken || at_exit_done)
         warn_once(broken ? "an earlier failure disabled pyperfmap"
-                  : at_exit_done ? "enable() after the perf map was closed at exit"
-                  : mapfile__error());
+                  : "enable() after the perf map was closed at exit");
+    else if ((rc = mapfile__open(dir)) != 0)
+        warn_map(dir, -rc);
+    else
+        ok = 1;
     pthread_mutex_unlock(&lock);
     if (!ok)
         Py_RETURN_FALSE;
