@@ -205,7 +205,13 @@ static void slot_free(void *p)
 int evalhook__init(void)
 {
     extra_index = RequestCodeExtraIndex(slot_free);
-    return extra_index < 0 ? -1 : 0;
+    if (extra_index >= 0)
+        return 0;
+    /* CPython sets no exception when its slots run out, and an init that
+     * fails without one is a SystemError that explains nothing. */
+    PyErr_SetString(PyExc_RuntimeError, "pyperfmap: CPython has no co_extra slot left"
+                    " for the trampolines (other tools took all of them)");
+    return -1;
 }
 
 /* ---- names -------------------------------------------------------------- */
