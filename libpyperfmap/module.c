@@ -92,7 +92,9 @@ void *pyperfmap_new_trampoline(const char *name, size_t len)
         goto out;
     t = arena__take(&arena);
     if (t == NULL) {
-        warn_once("cannot map memory for trampolines");
+        char what[128];
+        snprintf(what, sizeof what, "cannot map memory for trampolines: %s", strerror(errno));
+        warn_once(what);
         goto out;
     }
     *arena__key(t) = pyperfmap_path__key(name, len);
