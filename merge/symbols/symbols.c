@@ -466,29 +466,30 @@ static int same_look(const struct map_look *a, const struct map_look *b)
            a->tail.len == b->tail.len && !memcmp(a->tail.next, b->tail.next, a->tail.len);
 }
 
-/* Loads path as ds's perf map; returns 0, or -1 (a file owned by another
- * user is refused, and said so once).  Live, the file is looked at before
- * the load (now: the caller just did), and the loader's tail kept: a line
- * added meanwhile shows as a change at the next miss. */
+/* Loads path as ds's perf map; returns 0 or a negative errno (-EPERM: a
+ * file owned by another user is refused, and said so once).  Live, the
+ * file is looked at before the load (now: the caller just did), and the
+ * loader's tail kept: a line added meanwhile shows as a change at the
+ * next miss. */
 static int try_perfmap(struct symbols *sy, struct dso_syms *ds, const char *path,
                        const struct map_look *now)
 {
     struct map_look before;
     struct symtab fresh = {0};
     struct perfmap_tail tail;
-    int live = sy->opts.live;
+    int live = sy->opts.live, err;
     if (live && !now) {
-        if (look(path, 0, &before) != 0)
-            return -1;
+        if ((err = look(path, 0, &before)) != 0)
+            return err;
         now = &before;
     }
-    int err = perfmap__load(&fresh, path, live ? &tail : NULL);
+    err = perfmap__load(&fresh, path, live ? &tail : NULL);
     if (err != 0) {
         if (err == -EPERM && !ds->map_warned) {
             ds->map_warned = 1;
             warnx_("%s: not a regular file owned by this user or root; ignored", path);
         }
-        return -1;
+        return err;
     }
     symtab__exit(&ds->map);
     ds->map = fresh;
@@ -526,7 +527,7 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
         if (try_perfmap(sy, ds, path, NULL) == 0)
             return 0;
     }
-    return -1;
+    return -ENOENT;
 }
 
 /* addr in a perf map.  Live (perf record -o - | pymerge -), a process adds
