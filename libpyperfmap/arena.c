@@ -31,6 +31,7 @@ static unsigned char *map_aligned(void)
     return (unsigned char *)base;
 }
 
+/* Opens the next arena; 0 or a negative errno. */
 static int open_arena(void)
 {
     static const unsigned char tmpl[] = PYPERFMAP_TEMPLATE_BYTES;
@@ -38,27 +39,29 @@ static int open_arena(void)
 
     unsigned char *a = map_aligned();
     if (a == NULL)
-        return -1;
+        return -errno;
     for (size_t off = 0; off < PYPERFMAP_ARENA_SIZE; off += sizeof tmpl)
         memcpy(a + off, tmpl, sizeof tmpl);
     __builtin___clear_cache((char *)a, (char *)a + PYPERFMAP_ARENA_SIZE);
     if (mprotect(a, PYPERFMAP_ARENA_SIZE, PROT_READ | PROT_EXEC) != 0) {
         int e = errno;
         munmap(a, PYPERFMAP_ARENA_SIZE + ARENA_KEYS_SIZE);
-        errno = e;
-        return -1;
+        return -e;
     }
     cur = a + PYPERFMAP_TRAMPOLINE_SIZE;  /* slot 0 is the marker */
     end = a + PYPERFMAP_ARENA_SIZE;
     return 0;
 }
 
-void *arena_take(void **new_arena)
+void *arena__take(void **new_arena)
 {
     *new_arena = NULL;
     if (cur == end) {
-        if (open_arena() != 0)
+        int rc = open_arena();
+        if (rc != 0) {
+            errno = -rc;
             return NULL;
+        }
         *new_arena = cur - PYPERFMAP_TRAMPOLINE_SIZE;
     }
     void *t = cur;

@@ -23,8 +23,8 @@
 
 #define ARENA_KEYS_SIZE (PYPERFMAP_ARENA_SIZE / PYPERFMAP_TRAMPOLINE_SIZE * 8)
 
-/* The key slot of trampoline t (which arena_take returned). */
-static inline uint64_t *arena_key(const void *t)
+/* The key slot of trampoline t (which arena__take returned). */
+static inline uint64_t *arena__key(const void *t)
 {
     uintptr_t a = (uintptr_t)t, off = a & (PYPERFMAP_ARENA_SIZE - 1);
     return (uint64_t *)(a - off + PYPERFMAP_ARENA_SIZE + off / PYPERFMAP_TRAMPOLINE_SIZE * 8);
@@ -36,6 +36,6 @@ static inline uint64_t *arena_key(const void *t)
  * arena's base (its first slot is reserved for the perf-map marker, see
  * trampoline.h), otherwise to NULL.  Not thread-safe: the caller serialises.
  */
-void *arena_take(void **new_arena);
+void *arena__take(void **new_arena);
 
 #endif

@@ -133,7 +133,7 @@ __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, f
 static inline PyObject *call_through_path(HOOK_PARAMS, void *t, void *eval)
 {
     uint64_t parent = path;
-    path = pyperfmap_path_step(parent, t == (void *)no_trampoline ? 0 : *arena_key(t));
+    path = pyperfmap_path__step(parent, t == (void *)no_trampoline ? 0 : *arena__key(t));
     PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, eval, ++activations, parent);
     path = parent;
     return r;
@@ -202,10 +202,16 @@ static void slot_free(void *p)
         free(PENDING_NAME(p));
 }
 
-int evalhook_init(void)
+int evalhook__init(void)
 {
     extra_index = RequestCodeExtraIndex(slot_free);
-    return extra_index < 0 ? -1 : 0;
+    if (extra_index >= 0)
+        return 0;
+    /* CPython sets no exception when its slots run out, and an init that
+     * fails without one is a SystemError that explains nothing. */
+    PyErr_SetString(PyExc_RuntimeError, "pyperfmap: CPython has no co_extra slot left"
+                    " for the trampolines (other tools took all of them)");
+    return -1;
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -248,7 +254,7 @@ static void name_children(PyObject *code, const char *qualname, size_t qlen)
 
 static unsigned long first_calls;  /* slow-path entries, for tests; under the GIL */
 
-unsigned long evalhook_first_calls(void)
+unsigned long evalhook__first_calls(void)
 {
     return first_calls;
 }
@@ -304,7 +310,7 @@ static void *code_trampoline(PyObject *code)
      * cache (no memory for co_extra) every call would make a new trampoline:
      * stop making them, as for any other failure. */
     if (Code_SetExtra(code, extra_index, t) != 0)
-        pyperfmap_fail("cannot cache a trampoline in its code object (out of memory)");
+        pyperfmap__fail("cannot cache a trampoline in its code object (out of memory)");
     return t;
 }
 
@@ -333,9 +339,9 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 {
     struct markers_call c;
     PyObject *code = FRAME_CODE(frame);
-    markers_enter(&c, code, t, markers_is_import(code) ? FRAME_ARG0(frame) : NULL);
+    markers__enter(&c, code, t, markers__is_import(code) ? FRAME_ARG0(frame) : NULL);
     PyObject *r = with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
-    markers_leave(&c, t, r);
+    markers__leave(&c, t, r);
     return r;
 }
 #  define IF_TRACED_CALL(t, with_path) \
@@ -420,7 +426,7 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
  * still to enter can be one static record: no Python code runs, so the GIL
  * is not let go, between filling it and entering the coroutine's frame. */
 static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
-static int tasks_refused;                 /* evalhook_task_frames(0) */
+static int tasks_refused;                 /* evalhook__task_frames(0) */
 static struct {
     void *const *next, *const *end;     /* tasks_frames's, still to enter */
     void *code_t;       /* the coroutine frame's own trampoline */
@@ -519,7 +525,7 @@ static PyObject *pyperfmap_noop_eval(HOOK_PARAMS)
     return EVAL_DEFAULT(frame);
 }
 
-enum evalhook_owner evalhook_owner(void)
+enum evalhook_owner evalhook__owner(void)
 {
     evalfunc_t f = get_eval();
     if (f == NULL || f == _PyEval_EvalFrameDefault)
@@ -539,7 +545,7 @@ static evalfunc_t our_hook(int paths)
     return paths ? pyperfmap_eval_path : pyperfmap_eval;
 }
 
-void evalhook_set(enum evalhook_owner owner, int paths)
+void evalhook__set(enum evalhook_owner owner, int paths)
 {
     tasks_on |= owner == EVALHOOK_OURS && tasks_imported();
     set_eval(owner == EVALHOOK_OURS ? our_hook(paths)
@@ -547,7 +553,7 @@ void evalhook_set(enum evalhook_owner owner, int paths)
              : _PyEval_EvalFrameDefault);
 }
 
-int evalhook_paths(void)
+int evalhook__paths(void)
 {
     evalfunc_t f = get_eval();
     return f == pyperfmap_eval_path || f == pyperfmap_eval_path_tasks;
@@ -560,13 +566,13 @@ static void tasks_note_code(PyObject *code)
     if (tasks_on || !tasks_seen_asyncio(code))
         return;
     tasks_on = 1;
-    if (evalhook_owner() == EVALHOOK_OURS)
-        set_eval(our_hook(evalhook_paths()));
+    if (evalhook__owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook__paths()));
 }
 
-void evalhook_task_frames(int on)
+void evalhook__task_frames(int on)
 {
     tasks_refused = !on;
-    if (evalhook_owner() == EVALHOOK_OURS)
-        set_eval(our_hook(evalhook_paths()));
+    if (evalhook__owner() == EVALHOOK_OURS)
+        set_eval(our_hook(evalhook__paths()));
 }

@@ -11,22 +11,23 @@
 enum evalhook_owner { EVALHOOK_DEFAULT, EVALHOOK_OURS, EVALHOOK_NOOP, EVALHOOK_OTHER };
 
 /* Reserves the co_extra slot that caches each code object's trampoline.
- * Call once, with the GIL, from the module's init. Returns 0 or -1. */
-int evalhook_init(void);
+ * Call once, with the GIL, from the module's init.  Returns 0, or -1 with
+ * a Python exception set (CPython's convention, which the init follows). */
+int evalhook__init(void);
 
 /* Who owns the main interpreter's eval-frame function right now. */
-enum evalhook_owner evalhook_owner(void);
+enum evalhook_owner evalhook__owner(void);
 
 /* Installs our hook (EVALHOOK_OURS; with paths, the one that also keeps
  * each thread's call path, trampoline.h), the do-nothing hook used as the
  * benchmark floor (EVALHOOK_NOOP) or CPython's default evaluator. */
-void evalhook_set(enum evalhook_owner owner, int paths);
+void evalhook__set(enum evalhook_owner owner, int paths);
 
 /* Task frames for asyncio (tasks.h) on (the default) or off. */
-void evalhook_task_frames(int on);
+void evalhook__task_frames(int on);
 
 /* Whether our hook is installed with paths. */
-int evalhook_paths(void);
+int evalhook__paths(void);
 
 /*
  * Called by the hook the first time a code object runs while enabled:
@@ -37,10 +38,10 @@ void *pyperfmap_new_trampoline(const char *name, size_t len);
 
 /* Reports a failure (one warning per process) and makes
  * pyperfmap_new_trampoline return NULL from now on.  Defined in module.c. */
-void pyperfmap_fail(const char *why);
+void pyperfmap__fail(const char *why);
 
 /* How many times the hook took its slow path (a code object's first call
  * while enabled), for tests.  Read with the GIL. */
-unsigned long evalhook_first_calls(void);
+unsigned long evalhook__first_calls(void);
 
 #endif

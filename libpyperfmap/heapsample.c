@@ -38,7 +38,7 @@ __attribute__((noinline)) static void sampled_python_alloc(void *ptr, size_t siz
     if (!ptr || !TRACED(alloc))
         return;
     if (frees)
-        sampler_remember((uintptr_t)ptr);  /* full: its free goes unreported */
+        sampler__remember((uintptr_t)ptr);  /* full: its free goes unreported */
     STAP_PROBE3(pyperfmap, alloc, ptr, size, weight);
 }
 
@@ -50,7 +50,7 @@ __attribute__((noinline)) static void freed(void *ptr)
 
 static inline void released(void *ptr)
 {
-    if (frees && ptr && sampler_forget((uintptr_t)ptr))
+    if (frees && ptr && sampler__forget((uintptr_t)ptr))
         freed(ptr);
 }
 
@@ -58,7 +58,7 @@ static inline void released(void *ptr)
 static inline void *taken(void *p, size_t size)
 {
     uint64_t w;
-    if (p && sampler_take(size, &w))
+    if (p && sampler__take(size, &w))
         sampled_python_alloc(p, size, w);
     return p;
 }
@@ -148,7 +148,7 @@ static void uninstall(void)
     }
 }
 
-PyObject *heapsample_py(PyObject *self, PyObject *args)
+PyObject *heapsample__py(PyObject *self, PyObject *args)
 {
     long long rate;
     int want_frees = 0;
@@ -169,20 +169,20 @@ PyObject *heapsample_py(PyObject *self, PyObject *args)
                     " to report allocations with");
     return NULL;
 #endif
-    if (sampler_init(rate) != 0)
+    if (sampler__init(rate) != 0)
         return PyErr_NoMemory();
     frees = want_frees;
     /* The interposer sees what the raw domain gets from malloc: it counts
      * those, and leaves to us what our wrappers get from it. */
     void (*filter)(int (*)(void)) =
-        (void (*)(int (*)(void)))dlsym(RTLD_DEFAULT, "pyperfmap_preload_filter");
+        (void (*)(int (*)(void)))dlsym(RTLD_DEFAULT, "pyperfmap_preload__filter");
     if (filter)
         filter(in_python_allocator);
     install(filter == NULL);
     Py_RETURN_NONE;
 }
 
-void heapsample_finalize(void)
+void heapsample__finalize(void)
 {
     if (TRACED(finalize))
         STAP_PROBE(pyperfmap, finalize);

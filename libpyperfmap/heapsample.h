@@ -24,13 +24,13 @@
 
 /* _pyperfmap.heap_sample(rate, frees=False): rate > 0 installs the
  * wrappers (or changes the rate), 0 removes them. */
-PyObject *heapsample_py(PyObject *self, PyObject *args);
+PyObject *heapsample__py(PyObject *self, PyObject *args);
 
 /* Fires pyperfmap:finalize (from the atexit hook). */
-void heapsample_finalize(void);
+void heapsample__finalize(void);
 
 #define HEAPSAMPLE_METHOD \
-    {"heap_sample", heapsample_py, METH_VARARGS, \
+    {"heap_sample", heapsample__py, METH_VARARGS, \
      "heap_sample(rate, frees=False)\n\nSample Python's allocations, one per rate bytes on " \
      "average, as the static probe pyperfmap:alloc (and pyperfmap:free of the sampled blocks " \
      "with frees); rate 0 stops.  ValueError for a negative rate."}

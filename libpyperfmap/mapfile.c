@@ -25,16 +25,7 @@ static struct {
     size_t len, cap;   /* bytes of entries written, bytes mapped */
     char dir[PATH_MAX];
     char path[PATH_MAX];
-    char error[PATH_MAX + 128];
 } mf = {.fd = -1};
-
-static int fail(const char *what)
-{
-    int e = errno;
-    snprintf(mf.error, sizeof mf.error, "%s: %s", what, strerror(e));
-    errno = e;
-    return -1;
-}
 
 /* Writes newlines over [from, to) of the file.  Written, not fallocated
  * and then filled through the mapping: the blocks are allocated all the
@@ -51,15 +42,11 @@ static int pad(size_t from, size_t to)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            fail(mf.path);
+            int e = w == 0 ? ENOSPC : errno;
             /* Give back what was written: the file was `from` long.  Should
              * that fail too, only padding stays, which readers skip. */
-            int e = errno;
             (void)!ftruncate(mf.fd, (off_t)from);
-            errno = e;
-            return -1;
+            return -e;
         }
         at += (size_t)w;
     }
@@ -74,13 +61,14 @@ static int reserve(size_t need)
     size_t cap = mf.cap ? mf.cap : INITIAL_CAPACITY;
     while (cap < mf.len + need)
         cap *= 2;
-    if (pad(mf.cap, cap) != 0)
-        return -1;
+    int rc = pad(mf.cap, cap);
+    if (rc != 0)
+        return rc;
     char *view = mf.view
         ? mremap(mf.view, mf.cap, cap, MREMAP_MAYMOVE)
         : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, mf.fd, 0);
     if (view == MAP_FAILED)
-        return fail(mf.path);
+        return -errno;
     mf.view = view;
     mf.cap = cap;
     return 0;
@@ -103,64 +91,48 @@ static int create(void)
 {
     mf.pid = getpid();
     if (snprintf(mf.path, sizeof mf.path, "%s/perf-%ld.map", mf.dir, (long)mf.pid)
-        >= (int)sizeof mf.path) {
-        errno = ENAMETOOLONG;
-        return fail(mf.dir);
-    }
+        >= (int)sizeof mf.path)
+        return -ENAMETOOLONG;
     int fd = open(mf.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     struct stat st;
-    /* PIDs are reused, and /tmp is sticky: an earlier process of another
-     * user may have left its map at our name, which we may not replace. */
-    if (fd < 0 && errno == EACCES && lstat(mf.path, &st) == 0 && st.st_uid != geteuid()) {
-        snprintf(mf.error, sizeof mf.error,
-                 "%s: belongs to another user (left by an earlier process with this PID)",
-                 mf.path);
-        errno = EACCES;
-        return -1;
+    if (fd < 0) {
+        int e = errno;
+        /* PIDs are reused, and /tmp is sticky: an earlier process of another
+         * user may have left its map at our name, which we may not replace.
+         * EEXIST says so: open() without O_EXCL never returns it. */
+        if (e == EACCES && lstat(mf.path, &st) == 0 && st.st_uid != geteuid())
+            return -EEXIST;
+        return -e;
     }
-    if (fd < 0)
-        return fail(mf.path);
-    if (fstat(fd, &st) != 0) {
-        fail(mf.path);
-        close(fd);
-        return -1;
-    }
+    int e = 0;
+    if (fstat(fd, &st) != 0)
+        e = errno;
     /* Someone else's file, a hard link or a device planted at our name: do
      * not write through it, and do not remove it either. */
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+    else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+        e = EPERM;
+    else if (ftruncate(fd, 0) != 0)
+        e = errno;
+    if (e != 0) {
         close(fd);
-        errno = EPERM;
-        snprintf(mf.error, sizeof mf.error,
-                 "%s: exists and is not a regular file owned by this user; not touching it",
-                 mf.path);
-        return -1;
-    }
-    if (ftruncate(fd, 0) != 0) {
-        fail(mf.path);
-        close(fd);
-        return -1;
+        return -e;
     }
     mf.fd = fd;
     return 0;
 }
 
-int mapfile_open(const char *dir)
+int mapfile__open(const char *dir)
 {
     if (mf.fd >= 0 && mf.pid == getpid())
         return 0;
-    if (mf.fd >= 0 && mapfile_after_fork() == 0)
+    if (mf.fd >= 0 && mapfile__after_fork() == 0)
         return 0;
-    if (snprintf(mf.dir, sizeof mf.dir, "%s", dir) >= (int)sizeof mf.dir) {
-        errno = ENAMETOOLONG;
-        return fail(dir);
-    }
-    if (create() != 0)
-        return -1;
-    if (reserve(1) != 0) {
+    if (snprintf(mf.dir, sizeof mf.dir, "%s", dir) >= (int)sizeof mf.dir)
+        return -ENAMETOOLONG;
+    int rc = create();
+    if (rc == 0 && (rc = reserve(1)) != 0)
         drop();
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* Writes the parent's entries at the start of the new file.  Through
@@ -175,13 +147,13 @@ static int copy_in(const char *p, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return fail(mf.path);
+            return n == 0 ? -ENOSPC : -errno;
         done += (size_t)n;
     }
     return 0;
 }
 
-int mapfile_after_fork(void)
+int mapfile__after_fork(void)
 {
     if (mf.fd < 0 || mf.pid == getpid())
         return 0;
@@ -202,19 +174,17 @@ int mapfile_after_fork(void)
     return rc;
 }
 
-int mapfile_add(const void *start, size_t size, const char *name, size_t namelen)
+int mapfile__add(const void *start, size_t size, const char *name, size_t namelen)
 {
-    if (mf.fd >= 0 && mf.pid != getpid() && mapfile_after_fork() != 0)
-        return -1;
-    if (mf.fd < 0) {
-        errno = EBADF;
-        snprintf(mf.error, sizeof mf.error, "perf map is closed");
-        return -1;
-    }
+    int rc = mf.fd >= 0 && mf.pid != getpid() ? mapfile__after_fork() : 0;
+    if (rc != 0)
+        return rc;
+    if (mf.fd < 0)
+        return -EBADF;
     char head[48];
     int hl = snprintf(head, sizeof head, "%lx %zx ", (unsigned long)(uintptr_t)start, size);
-    if (reserve((size_t)hl + namelen + 1) != 0)
-        return -1;
+    if ((rc = reserve((size_t)hl + namelen + 1)) != 0)
+        return rc;
     /* A reader of the live file (pymerge -) must never take half a line:
      * it skips a line that starts with '#', so the line's first byte is
      * stored last, after the rest is visible. */
@@ -230,22 +200,23 @@ int mapfile_add(const void *start, size_t size, const char *name, size_t namelen
     return 0;
 }
 
-void mapfile_close(void)
+void mapfile__close(void)
 {
     if (mf.fd < 0)
         return;
-    /* A child that never moved to its own file must not trim its parent's. */
-    if (mf.pid == getpid() && ftruncate(mf.fd, (off_t)mf.len) != 0)
-        fail(mf.path);
+    /* A child that never moved to its own file must not trim its parent's.
+     * Should trimming fail, only padding stays, which readers skip. */
+    if (mf.pid == getpid())
+        (void)!ftruncate(mf.fd, (off_t)mf.len);
     drop();
 }
 
-const char *mapfile_path(void)
+const char *mapfile__path(void)
 {
     return mf.fd >= 0 && mf.pid == getpid() ? mf.path : NULL;
 }
 
-const char *mapfile_error(void)
+const char *mapfile__dir(void)
 {
-    return mf.error;
+    return mf.dir;
 }

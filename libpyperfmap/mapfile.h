@@ -19,6 +19,15 @@
  * it took, not from the file's size.
  *
  * None of these functions is thread-safe: the caller serialises them.
+ * Each int function returns 0 or a negative errno, and keeps no message:
+ * the caller names the file (mapfile__dir() and the pid) and says why.
+ * Besides the errors of the system calls, two mean more than strerror says:
+ *   -EEXIST  a file of another user's that we may not open has our name,
+ *            left by an earlier process with this PID (/tmp's sticky bit
+ *            forbids replacing it);
+ *   -EPERM   what has our name is not a regular file of this user with one
+ *            link (a planted hard link, device or other user's file), or
+ *            may not be changed: it is left untouched.
  */
 #ifndef PYPERFMAP_MAPFILE_H
 #define PYPERFMAP_MAPFILE_H
@@ -28,34 +37,37 @@
 /*
  * Opens <dir>/perf-<pid>.map for this process, refusing anything but a
  * regular file that this user owns (O_NOFOLLOW, mode 0600) and emptying what
- * a former process of the same pid left.  Returns 0, or -1 with errno set and
- * mapfile_error() describing the cause.  A no-op when already open.
+ * a former process of the same pid left.  Returns 0 or a negative errno
+ * (-ENAMETOOLONG for a dir too long to name the file in).  A no-op when
+ * already open.
  */
-int mapfile_open(const char *dir);
+int mapfile__open(const char *dir);
 
 /*
  * Appends one entry.  Newlines in name become spaces so that one entry is
  * always one line.  In a forked child that has not yet moved to its own
- * file, moves first (see mapfile_after_fork).  Returns 0, or -1 when the map
- * is closed or could not grow (mapfile_error() says why).
+ * file, moves first (see mapfile__after_fork).  Returns 0, -EBADF when the
+ * map is closed, or the errno of the write that could not grow it
+ * (-ENOSPC for a full file system).
  */
-int mapfile_add(const void *start, size_t size, const char *name, size_t namelen);
+int mapfile__add(const void *start, size_t size, const char *name, size_t namelen);
 
 /*
  * In a forked child: switches to perf-<childpid>.map, which starts as a copy
  * of every entry the parent had written before the fork, because the child
  * still runs the inherited trampolines.  Never writes to the parent's file.
- * Returns 0, or -1 (the map is then closed in the child).
+ * Returns 0, or a negative errno (the map is then closed in the child).
  */
-int mapfile_after_fork(void);
+int mapfile__after_fork(void);
 
 /* Trims the file to what was written and closes it; later adds fail. */
-void mapfile_close(void);
+void mapfile__close(void);
 
 /* The open map's path, or NULL. */
-const char *mapfile_path(void);
+const char *mapfile__path(void);
 
-/* Why the last failing call failed. */
-const char *mapfile_error(void);
+/* The dir of the last mapfile__open ("" before any): a map's failure
+ * concerns <dir>/perf-<getpid()>.map even once it is closed. */
+const char *mapfile__dir(void);
 
 #endif

@@ -139,12 +139,12 @@ static void sync_hooks(void)
 
 static PyObject *find_and_load;    /* its code object */
 
-int markers_is_import(PyObject *code)
+int markers__is_import(PyObject *code)
 {
     return code == find_and_load && (ON(import_start) | ON(import_done));
 }
 
-void markers_init(void)
+void markers__init(void)
 {
     PyObject *gc = PyImport_ImportModule("gc");
     PyObject *bootstrap = gc ? PyImport_ImportModule("_frozen_importlib") : NULL;
@@ -173,7 +173,7 @@ static void name_call(struct markers_call *c)
     c->lineno = co->co_firstlineno;
 }
 
-void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *module)
+void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module)
 {
     sync_hooks();
     Py_INCREF(code);    /* its names outlive the frame's reference */
@@ -190,7 +190,7 @@ void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *mo
     }
 }
 
-void markers_leave(struct markers_call *c, void *t, PyObject *result)
+void markers__leave(struct markers_call *c, void *t, PyObject *result)
 {
     if (ON(function_return)) {
         if (c->filename == NULL)
@@ -204,7 +204,7 @@ void markers_leave(struct markers_call *c, void *t, PyObject *result)
     Py_DECREF(c->code);
 }
 
-PyObject *markers_semaphores(PyObject *self, PyObject *unused)
+PyObject *markers__semaphores(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     return Py_BuildValue("{sisisisisisisi}", "function__entry", SEM(function_entry),
@@ -214,7 +214,7 @@ PyObject *markers_semaphores(PyObject *self, PyObject *unused)
                          "gc__done", SEM(gc_done), "audit", SEM(audit));
 }
 
-PyObject *markers_set_always(PyObject *self, PyObject *on)
+PyObject *markers__set_always(PyObject *self, PyObject *on)
 {
     (void)self;
     int v = PyObject_IsTrue(on);

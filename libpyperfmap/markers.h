@@ -20,7 +20,7 @@
  * and an interpreter's own markers have three.
  *
  * Each marker has a semaphore, which a tracer raises while it is attached.
- * All seven (and the switch that fires them all, markers_set_always) live
+ * All seven (and the switch that fires them all, markers__set_always) live
  * in two words, so that the eval hook's one test of
  * "anyone tracing?" is two loads and a branch never taken; only then does a
  * call go through the out-of-line path (evalhook.c) that computes
@@ -48,7 +48,7 @@ extern volatile union markers_semaphores pyperfmap_markers __attribute__((visibi
 
 /* Finds gc.callbacks and importlib's _find_and_load.  Call with the GIL, at
  * the first enable().  Without them (one warning), no gc or import markers. */
-void markers_init(void);
+void markers__init(void);
 
 /* What a traced call keeps from its entry to its return. */
 struct markers_call {
@@ -60,24 +60,24 @@ struct markers_call {
 
 /* Whether a call of code is importlib's _find_and_load while an import
  * marker is traced: the caller then passes its first argument (the
- * module's name) to markers_enter. */
-int markers_is_import(PyObject *code);
+ * module's name) to markers__enter. */
+int markers__is_import(PyObject *code);
 
 /* Fires the entry markers of a call of code through trampoline t (and
  * installs the gc callback or audit hook their tracers want). */
-void markers_enter(struct markers_call *c, PyObject *code, void *t, PyObject *module);
+void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module);
 
 /* Fires the return markers; result is the call's (NULL: it raised). */
-void markers_leave(struct markers_call *c, void *t, PyObject *result);
+void markers__leave(struct markers_call *c, void *t, PyObject *result);
 
 /* _pyperfmap._markers(): {marker name: semaphore}, for tests that wait for
  * a tracer to attach. */
-PyObject *markers_semaphores(PyObject *self, PyObject *unused);
+PyObject *markers__semaphores(PyObject *self, PyObject *unused);
 
 /* _pyperfmap._markers_always(on): with on, every marker fires as if it
  * were traced.  For tools that raise only the interpreter's own copy of a
  * semaphore (bcc, where the interpreter has markers of its own); each
  * call then pays for its names while no one traces. */
-PyObject *markers_set_always(PyObject *self, PyObject *on);
+PyObject *markers__set_always(PyObject *self, PyObject *on);
 
 #endif

@@ -10,8 +10,12 @@
 #define PY_SSIZE_T_CLEAN
 #include "evalhook.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "heapsample.h"
@@ -19,12 +23,12 @@
 #include "trampoline.h"
 #ifdef PYPERFMAP_USDT
 #  include "markers.h"
-#  define MARKERS_INIT() markers_init()
+#  define MARKERS_INIT() markers__init()
 #else
 #  define MARKERS_INIT() (void)0
 #endif
 
-/* Serialises arena_take and the map file, and (through pthread_atfork)
+/* Serialises arena__take and the map file, and (through pthread_atfork)
  * keeps fork() from copying them half-updated.  Under the GIL it is never
  * contended.
  *
@@ -39,7 +43,7 @@
  * which means a per-code-object atomic pointer of our own instead of
  * co_extra (CPython's setter cannot be made to release); first_calls and
  * the pending names of 3.8-3.10 made atomic or dropped; and the eval-frame
- * swap of evalhook_set done while no other thread runs Python. */
+ * swap of evalhook__set done while no other thread runs Python. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int broken;        /* a failure was reported: stop making trampolines */
 static int at_exit_done;  /* the map was closed at interpreter exit */
@@ -57,7 +61,23 @@ static void warn_once(const char *what)
             " (the program continues)\n", what);
 }
 
-void pyperfmap_fail(const char *why)
+/* The warning for a failure (err, a positive errno) of the perf map in
+ * dir: the file's name and why, in words for the errnos that mapfile.h
+ * gives a meaning of their own. */
+static void warn_map(const char *dir, int err)
+{
+    char what[PATH_MAX + 128];
+    const char *why = err == EEXIST
+        ? "belongs to another user (left by an earlier process with this PID)"
+        : err == EPERM
+        ? "exists and is not a regular file owned by this user, or may not be changed;"
+          " not touching it"
+        : strerror(err);
+    snprintf(what, sizeof what, "%s/perf-%ld.map: %s", dir, (long)getpid(), why);
+    warn_once(what);
+}
+
+void pyperfmap__fail(const char *why)
 {
     pthread_mutex_lock(&lock);
     warn_once(why);
@@ -70,18 +90,22 @@ void *pyperfmap_new_trampoline(const char *name, size_t len)
     pthread_mutex_lock(&lock);
     if (broken || at_exit_done)
         goto out;
-    t = arena_take(&arena);
+    t = arena__take(&arena);
     if (t == NULL) {
-        warn_once("cannot map memory for trampolines");
+        char what[128];
+        snprintf(what, sizeof what, "cannot map memory for trampolines: %s", strerror(errno));
+        warn_once(what);
         goto out;
     }
-    *arena_key(t) = pyperfmap_path_key(name, len);
-    if ((arena != NULL && mapfile_add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
-                                      sizeof PYPERFMAP_ARENA_SYMBOL - 1) != 0)
-        || mapfile_add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len) != 0) {
-        /* The trampoline is still fine to run; it is only unnamed. */
-        warn_once(mapfile_error());
-    }
+    *arena__key(t) = pyperfmap_path__key(name, len);
+    int rc = 0;
+    if (arena != NULL)
+        rc = mapfile__add(arena, PYPERFMAP_TRAMPOLINE_SIZE, PYPERFMAP_ARENA_SYMBOL,
+                          sizeof PYPERFMAP_ARENA_SYMBOL - 1);
+    if (rc == 0)
+        rc = mapfile__add(t, PYPERFMAP_TRAMPOLINE_SIZE, name, len);
+    if (rc != 0)    /* the trampoline is still fine to run; it is only unnamed */
+        warn_map(mapfile__dir(), -rc);
 out:
     pthread_mutex_unlock(&lock);
     return t;
@@ -98,12 +122,12 @@ out:
 static PyObject *close_at_exit(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    heapsample_finalize();
-    if (evalhook_owner() == EVALHOOK_OURS)
-        evalhook_set(EVALHOOK_DEFAULT, 0);
+    heapsample__finalize();
+    if (evalhook__owner() == EVALHOOK_OURS)
+        evalhook__set(EVALHOOK_DEFAULT, 0);
     pthread_mutex_lock(&lock);
     at_exit_done = 1;
-    mapfile_close();
+    mapfile__close();
     pthread_mutex_unlock(&lock);
     Py_RETURN_NONE;
 }
@@ -114,8 +138,9 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     pthread_mutex_lock(&lock);
-    if (mapfile_after_fork() != 0)
-        warn_once(mapfile_error());
+    int rc = mapfile__after_fork();
+    if (rc != 0)
+        warn_map(mapfile__dir(), -rc);
     pthread_mutex_unlock(&lock);
     Py_RETURN_NONE;
 }
@@ -171,9 +196,9 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     (void)self;
     if (!PyArg_ParseTuple(args, "|sp:enable", &dir, &paths) || !in_main_interpreter())
         return NULL;
-    switch (evalhook_owner()) {
+    switch (evalhook__owner()) {
     case EVALHOOK_OURS:
-        evalhook_set(EVALHOOK_OURS, paths);    /* with or without paths, as asked now */
+        evalhook__set(EVALHOOK_OURS, paths);    /* with or without paths, as asked now */
         Py_RETURN_TRUE;
     case EVALHOOK_OTHER:
         PyErr_SetString(PyExc_RuntimeError,
@@ -188,15 +213,18 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     pthread_mutex_lock(&lock);
     /* After the map was finished at exit (say from an atexit handler that
      * runs after ours), opening it again would empty it. */
-    int ok = !broken && !at_exit_done && mapfile_open(dir) == 0;
-    if (!ok)
+    int ok = 0, rc;
+    if (broken || at_exit_done)
         warn_once(broken ? "an earlier failure disabled pyperfmap"
-                  : at_exit_done ? "enable() after the perf map was closed at exit"
-                  : mapfile_error());
+                  : "enable() after the perf map was closed at exit");
+    else if ((rc = mapfile__open(dir)) != 0)
+        warn_map(dir, -rc);
+    else
+        ok = 1;
     pthread_mutex_unlock(&lock);
     if (!ok)
         Py_RETURN_FALSE;
-    evalhook_set(EVALHOOK_OURS, paths);
+    evalhook__set(EVALHOOK_OURS, paths);
     Py_RETURN_TRUE;
 }
 
@@ -207,22 +235,22 @@ static PyObject *py_disable(PyObject *self, PyObject *unused)
         return NULL;
     /* Trampolines stay mapped and cached: frames running through them
      * finish normally, and a later enable() reuses them. */
-    if (evalhook_owner() == EVALHOOK_OURS)
-        evalhook_set(EVALHOOK_DEFAULT, 0);
+    if (evalhook__owner() == EVALHOOK_OURS)
+        evalhook__set(EVALHOOK_DEFAULT, 0);
     Py_RETURN_NONE;
 }
 
 static PyObject *py_is_enabled(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyBool_FromLong(evalhook_owner() == EVALHOOK_OURS);
+    return PyBool_FromLong(evalhook__owner() == EVALHOOK_OURS);
 }
 
 static PyObject *py_map_path(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     pthread_mutex_lock(&lock);
-    const char *p = mapfile_path();
+    const char *p = mapfile__path();
     PyObject *r = p ? PyUnicode_DecodeFSDefault(p) : (Py_INCREF(Py_None), Py_None);
     pthread_mutex_unlock(&lock);
     return r;
@@ -234,12 +262,12 @@ static PyObject *py_set_noop_hook(PyObject *self, PyObject *arg)
     int on = PyObject_IsTrue(arg);
     if (on < 0 || !in_main_interpreter())
         return NULL;
-    enum evalhook_owner cur = evalhook_owner();
+    enum evalhook_owner cur = evalhook__owner();
     if (cur == EVALHOOK_OTHER || cur == EVALHOOK_OURS) {
         PyErr_SetString(PyExc_RuntimeError, "pyperfmap: another eval-frame hook is installed");
         return NULL;
     }
-    evalhook_set(on ? EVALHOOK_NOOP : EVALHOOK_DEFAULT, 0);
+    evalhook__set(on ? EVALHOOK_NOOP : EVALHOOK_DEFAULT, 0);
     Py_RETURN_NONE;
 }
 
@@ -249,15 +277,15 @@ static PyObject *py_task_frames(PyObject *self, PyObject *arg)
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    evalhook_task_frames(on);
+    evalhook__task_frames(on);
     Py_RETURN_NONE;
 }
 
 static PyObject *py_stats(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return Py_BuildValue("{sksO}", "first_calls", evalhook_first_calls(), "paths",
-                         evalhook_paths() ? Py_True : Py_False);
+    return Py_BuildValue("{sksO}", "first_calls", evalhook__first_calls(), "paths",
+                         evalhook__paths() ? Py_True : Py_False);
 }
 
 static PyMethodDef methods[] = {
@@ -277,9 +305,9 @@ static PyMethodDef methods[] = {
      "_stats() -> dict\n\nfirst_calls: how often the hook took its slow path; paths: whether "
      "the hook keeps paths (for tests)."},
 #ifdef PYPERFMAP_USDT
-    {"_markers", markers_semaphores, METH_NOARGS,
+    {"_markers", markers__semaphores, METH_NOARGS,
      "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
-    {"_markers_always", markers_set_always, METH_O,
+    {"_markers_always", markers__set_always, METH_O,
      "_markers_always(on)\n\nFire every standard marker as if traced (PYPERFMAP_MARKERS=always)."},
 #endif
     {NULL, NULL, 0, NULL},
@@ -299,7 +327,7 @@ PyMODINIT_FUNC PyInit__pyperfmap(void)
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
-    if (evalhook_init() != 0
+    if (evalhook__init() != 0
         || PyModule_AddIntConstant(m, "TRAMPOLINE_SIZE", PYPERFMAP_TRAMPOLINE_SIZE) != 0
         || PyModule_AddIntConstant(m, "ARENA_SIZE", PYPERFMAP_ARENA_SIZE) != 0
         || PyModule_AddStringConstant(m, "ARENA_SYMBOL", PYPERFMAP_ARENA_SYMBOL) != 0) {

@@ -87,7 +87,7 @@ static int resolve(void)
     resolving = 0;
     resolved = 1;
     /* A bad rate (pyperf-record refuses those) samples at the default. */
-    if (sampler_init(r > 0 ? r : SAMPLER_DEFAULT_RATE) != 0)
+    if (sampler__init(r > 0 ? r : SAMPLER_DEFAULT_RATE) != 0)
         frees = 0;
     return 0;
 }
@@ -97,7 +97,7 @@ __attribute__((constructor)) static void start(void)
     resolve();
 }
 
-EXPORT void pyperfmap_preload_filter(int (*inside)(void))
+EXPORT void pyperfmap_preload__filter(int (*inside)(void))
 {
     __atomic_store_n(&in_python, inside, __ATOMIC_RELEASE);
 }
@@ -108,14 +108,14 @@ __attribute__((noinline)) static void sampled_native_alloc(void *ptr, size_t siz
     if (!ptr || !pyperfmap_native_alloc_semaphore || (f && f()))
         return;
     if (frees)
-        sampler_remember((uintptr_t)ptr);
+        sampler__remember((uintptr_t)ptr);
     STAP_PROBE3(pyperfmap, native_alloc, ptr, size, weight);
 }
 
 static inline void account(void *ptr, size_t size)
 {
     uint64_t w;
-    if (sampler_take(size, &w))
+    if (sampler__take(size, &w))
         sampled_native_alloc(ptr, size, w);
 }
 
@@ -126,7 +126,7 @@ __attribute__((noinline)) static void freed(void *ptr)
 
 static inline void released(void *ptr)
 {
-    if (frees && ptr && sampler_forget((uintptr_t)ptr))
+    if (frees && ptr && sampler__forget((uintptr_t)ptr))
         freed(ptr);
 }
 

@@ -20,7 +20,7 @@ unsigned char sampler_filter[1u << SAMPLER_FILTER_BITS];
 static void take(void);
 static void after_fork(void);
 
-int sampler_init(long long r)
+int sampler__init(long long r)
 {
     static int registered;
     if (r <= 0)
@@ -32,7 +32,7 @@ int sampler_init(long long r)
     return 0;
 }
 
-long long sampler_rate(void)
+long long sampler__rate(void)
 {
     return (long long)rate;
 }
@@ -60,7 +60,7 @@ static int64_t draw(void)
     return d < 1 ? 1 : d > 1e15 ? (int64_t)1e15 : (int64_t)d;
 }
 
-int sampler_crossed(size_t size, uint64_t *weight)
+int sampler__crossed(size_t size, uint64_t *weight)
 {
     if (rng == 0) {             /* the thread's first allocation: draw its count */
         sampler_left = draw() - (size < ((size_t)1 << 62) ? (int64_t)size : (int64_t)1 << 62);
@@ -134,7 +134,7 @@ static int regrow(void)
     return 0;
 }
 
-int sampler_remember(uintptr_t ptr)
+int sampler__remember(uintptr_t ptr)
 {
     int r = 0;
     take();
@@ -146,7 +146,7 @@ int sampler_remember(uintptr_t ptr)
             used++;
         if (table[i] != ptr) {
             table[i] = ptr;
-            unsigned char *f = &sampler_filter[sampler_slot(ptr)];
+            unsigned char *f = &sampler_filter[sampler__slot(ptr)];
             if (*f != 255)      /* saturated slots stay: they only cost a look */
                 __atomic_store_n(f, (unsigned char)(*f + 1), __ATOMIC_RELAXED);
         }
@@ -155,7 +155,7 @@ int sampler_remember(uintptr_t ptr)
     return r;
 }
 
-int sampler_forget_slow(uintptr_t ptr)
+int sampler__forget_slow(uintptr_t ptr)
 {
     int found = 0;
     take();
@@ -164,7 +164,7 @@ int sampler_forget_slow(uintptr_t ptr)
         if (table[i] == ptr) {
             table[i] = GONE;
             found = 1;
-            unsigned char *f = &sampler_filter[sampler_slot(ptr)];
+            unsigned char *f = &sampler_filter[sampler__slot(ptr)];
             if (*f != 255)
                 __atomic_store_n(f, (unsigned char)(*f - 1), __ATOMIC_RELAXED);
         }

@@ -10,7 +10,7 @@
  * unbiased estimates of bytes allocated (Go's runtime/pprof scaling).  An
  * allocation costs a subtraction and a branch when it is not sampled.
  *
- * A free must know whether its block was sampled: sampler_forget answers
+ * A free must know whether its block was sampled: sampler__forget answers
  * from a counting filter (one relaxed byte load for a block never sampled)
  * and only then takes a spinlock and looks in the exact set.  The set's
  * memory comes from mmap (the system call), never from malloc, so that the
@@ -35,43 +35,43 @@ extern SAMPLER_TLS int64_t sampler_left;
 
 /* Sets the mean bytes between samples and makes fork safe (it may call
  * malloc: never from inside an allocator); 0, or -EINVAL when rate <= 0. */
-int sampler_init(long long rate);
-long long sampler_rate(void);
+int sampler__init(long long rate);
+long long sampler__rate(void);
 
-/* The slow path of sampler_take: 1 with the sample's weight in *weight,
+/* The slow path of sampler__take: 1 with the sample's weight in *weight,
  * or 0 for a thread's first allocation (not sampled: its count is drawn). */
-int sampler_crossed(size_t size, uint64_t *weight);
+int sampler__crossed(size_t size, uint64_t *weight);
 
 /* Whether an allocation of size bytes is sampled, and its weight then. */
-static inline int sampler_take(size_t size, uint64_t *weight)
+static inline int sampler__take(size_t size, uint64_t *weight)
 {
     /* (a size past 2^62 fails in any allocator: clamped, it cannot overflow) */
     sampler_left -= size < ((size_t)1 << 62) ? (int64_t)size : (int64_t)1 << 62;
     if (__builtin_expect(sampler_left > 0, 1))
         return 0;
-    return sampler_crossed(size, weight);
+    return sampler__crossed(size, weight);
 }
 
 /* Remembers a sampled block; 0, or -ENOMEM (it will then not be reported
  * freed). */
-int sampler_remember(uintptr_t ptr);
+int sampler__remember(uintptr_t ptr);
 
 /* Whether ptr was a sampled block still live, which it no longer is. */
-int sampler_forget_slow(uintptr_t ptr);
+int sampler__forget_slow(uintptr_t ptr);
 
 extern unsigned char sampler_filter[];
 #define SAMPLER_FILTER_BITS 18
 
-static inline size_t sampler_slot(uintptr_t ptr)
+static inline size_t sampler__slot(uintptr_t ptr)
 {
     return (size_t)(((uint64_t)ptr * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SAMPLER_FILTER_BITS));
 }
 
-static inline int sampler_forget(uintptr_t ptr)
+static inline int sampler__forget(uintptr_t ptr)
 {
-    if (__builtin_expect(__atomic_load_n(&sampler_filter[sampler_slot(ptr)], __ATOMIC_RELAXED) == 0, 1))
+    if (__builtin_expect(__atomic_load_n(&sampler_filter[sampler__slot(ptr)], __ATOMIC_RELAXED) == 0, 1))
         return 0;
-    return sampler_forget_slow(ptr);
+    return sampler__forget_slow(ptr);
 }
 
 #endif

@@ -30,11 +30,11 @@
  *   short call (a web request) rarely shares it with a sample that reaches
  *   the root.  The same call path recurs, though: every request runs through
  *   the same middlewares.  So each thread also folds its chain of running
- *   trampolines into a 64-bit path, path(t) = pyperfmap_path_step(path of
+ *   trampolines into a 64-bit path, path(t) = pyperfmap_path__step(path of
  *   the caller, key(t)), PYPERFMAP_PATH_ROOT outside any (never 0, which
  *   means "not kept"), and each trampoline keeps its caller's path
  *   (`parent`) at CFA - PYPERFMAP_PARENT_CFA_OFFSET while path_saved.
- *   key(t) is pyperfmap_path_key() of the name the perf map gives t, not
+ *   key(t) is pyperfmap_path__key() of the name the perf map gives t, not
  *   its address, so a path means the same Python functions in every
  *   process: a program run ten times (or forked into workers, which reuse
  *   free slots for other functions) learns from all of its runs.  An
@@ -119,7 +119,7 @@
  */
 #define PYPERFMAP_PATH_ROOT 0x7079706572666d61ull   /* "pyperfma" */
 
-static inline unsigned long long pyperfmap_path_step(unsigned long long parent,
+static inline unsigned long long pyperfmap_path__step(unsigned long long parent,
                                                      unsigned long long key)
 {
     return parent * 0x9e3779b97f4a7c15ull + key;
@@ -128,7 +128,7 @@ static inline unsigned long long pyperfmap_path_step(unsigned long long parent,
 /* The caller's path back from a trampoline's path and key (the multiplier
  * is odd, so the step is invertible): how pymerge climbs past a trampoline
  * that no stack copy showed. */
-static inline unsigned long long pyperfmap_path_unstep(unsigned long long path,
+static inline unsigned long long pyperfmap_path__unstep(unsigned long long path,
                                                        unsigned long long key)
 {
     return (path - key) * 0xf1de83e19937733dull;
@@ -137,7 +137,7 @@ static inline unsigned long long pyperfmap_path_unstep(unsigned long long path,
 /* A trampoline's key: 64-bit FNV-1a of its perf-map name, a control byte
  * counted as the space that a reader sees (a map line ends at a newline),
  * and never 0.  Computed once per trampoline, when it is named. */
-static inline unsigned long long pyperfmap_path_key(const char *name, unsigned long len)
+static inline unsigned long long pyperfmap_path__key(const char *name, unsigned long len)
 {
     unsigned long long h = 0xcbf29ce484222325ull;
     for (unsigned long i = 0; i < len; i++) {
@@ -165,7 +165,7 @@ struct pyperfmap_unwind_rule {
     int path_saved;
 };
 
-static inline struct pyperfmap_unwind_rule pyperfmap_trampoline_rule(unsigned off)
+static inline struct pyperfmap_unwind_rule pyperfmap_trampoline__rule(unsigned off)
 {
     struct pyperfmap_unwind_rule r;
 #if defined(__x86_64__) || defined(PYPERFMAP_TEMPLATE_X86_64)

@@ -245,20 +245,21 @@ static void bid_hex(char *out, const uint8_t *id, uint8_t size)
     out[2 * size] = 0;
 }
 
-/* cand, if it is an ELF file with build id want.  used (PATH_MAX bytes, or
- * NULL) receives its path. */
+/* cand, if it is an ELF file with build id want (else -ESTALE, or why it
+ * cannot be opened).  used (PATH_MAX bytes, or NULL) receives its path. */
 static int open_copy(struct elf_file *f, const char *cand, const uint8_t *want, uint8_t size,
                      char *used)
 {
-    if (elf_file_open(f, cand) < 0)
-        return -1;
+    int rc = elf_file_open(f, cand);
+    if (rc < 0)
+        return rc;
     if (same_bid(f, want, size)) {
         if (used)
             snprintf(used, PATH_MAX, "%s", cand);
         return 0;
     }
     elf_file_close(f);
-    return -1;
+    return -ESTALE;
 }
 
 /* A recording folder's copy (pyperf-record --archive):
@@ -269,16 +270,17 @@ static int open_archived(struct elf_file *f, const char *archive, const char *na
 {
     char hex[41], cand[PATH_MAX];
     if (!archive || !size)
-        return -1;
+        return -ENOENT;
     bid_hex(hex, want, size);
     int n = snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/%s", archive, hex, hex + 2, name);
     if (n < 0 || (size_t)n >= sizeof(cand))
-        return -1;
+        return -ENAMETOOLONG;
     return open_copy(f, cand, want, size, used);
 }
 
-/* A separate debug file for f that carries a .symtab, or -1: the recording
- * folder's copy (archive, may be NULL) first, then where perf looks. */
+/* A separate debug file for f that carries a .symtab, or -ENOENT: the
+ * recording folder's copy (archive, may be NULL) first, then where perf
+ * looks. */
 static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const char *path,
                            const char *archive)
 {
@@ -318,7 +320,7 @@ static int open_debug_file(struct elf_file *dbg, const struct elf_file *f, const
             return 0;
         elf_file_close(dbg);
     }
-    return -1;
+    return -ENOENT;
 }
 
 static int load_from(struct elf_image *img, struct elf_file *f, const char *path,
@@ -366,7 +368,7 @@ static int open_cached(struct elf_file *f, const char *sub, const uint8_t *want,
 }
 
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, const char *archive, char *why, size_t whylen)
+                    uint8_t want_size, const char *archive)
 {
     struct elf_file f = {.fd = -1};
     char cached[PATH_MAX];
@@ -381,14 +383,12 @@ int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want
         int e = errno;
         if (want_size && open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
-        snprintf(why, whylen, "%s", f.fd < 0 && e ? strerror(e) : "not an ELF file");
         return f.fd < 0 && e ? -e : -ENOEXEC;
     }
     if (want_size && f.bid_size && !same_bid(&f, want, want_size)) {
         elf_file_close(&f);
         if (open_cached(&f, NULL, want, want_size, cached) == 0)
             goto found_cached;
-        snprintf(why, whylen, "rebuilt since the recording (build id differs)");
         return -ESTALE;
     }
     goto found;
@@ -415,7 +415,7 @@ const void *elf_own_vdso(size_t *size)
 }
 
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         const char *archive, char *why, size_t whylen)
+                         const char *archive)
 {
     struct elf_file f = {.fd = -1};
     size_t size;
@@ -436,8 +436,7 @@ int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t wan
     }
     if (!f.elf && !(want_size && open_cached(&f, "[vdso]", want, want_size, cached) == 0)) {
         free(copy);
-        snprintf(why, whylen, "the recorded vdso is not this kernel's and not in ~/.debug");
-        return -1;
+        return -ENOENT;
     }
     load_from(img, &f, "[vdso]", archive);
     elf_file_close(&f);

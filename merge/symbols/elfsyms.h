@@ -40,19 +40,20 @@ struct elf_image {
 
 /*
  * Load the symbols of `path`.  want/want_size: the build id recorded for
- * it (want_size 0: no check).  archive: the recording folder, or NULL.  Returns 0, or a negative errno with the
- * reason in why: -ESTALE when the file was rebuilt since the recording and
- * perf's cache has no copy of the recorded one, -ENOEXEC when it is not a
- * usable ELF file, or the error of opening it.
- * Names are interned in `names`.
+ * it (want_size 0: no check).  archive: the recording folder, or NULL.
+ * Returns 0, or a negative errno: -ESTALE when the file was rebuilt since
+ * the recording (its build id differs) and perf's cache has no copy of the
+ * recorded one, -ENOEXEC when it is not a usable ELF file, or the error of
+ * opening it.  The caller says which, if it should be said.
  */
 int elf_image__load(struct elf_image *img, const char *path, const uint8_t *want,
-                    uint8_t want_size, const char *archive, char *why, size_t whylen);
+                    uint8_t want_size, const char *archive);
 /* The same for the vdso: the recording folder's copy, else this process's
  * own if its build id matches (file stays NULL), else perf's cached copy
- * (file names the copy used). */
+ * (file names the copy used).  -ENOENT when none of them is the recorded
+ * vdso. */
 int elf_image__load_vdso(struct elf_image *img, const uint8_t *want, uint8_t want_size,
-                         const char *archive, char *why, size_t whylen);
+                         const char *archive);
 void elf_image__exit(struct elf_image *img);
 
 /* This machine's vdso image (mapped in every process), or NULL; *size

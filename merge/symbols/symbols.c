@@ -386,7 +386,7 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
     uint32_t id = add_frame(sy, native, display, kind, 0);
     /* from the name as the map has it: tidying may change it */
     if (kind == FRAME_PYTHON && !sy->frames[id].path_key)
-        sy->frames[id].path_key = pyperfmap_path_key(perf_name, strlen(perf_name));
+        sy->frames[id].path_key = pyperfmap_path__key(perf_name, strlen(perf_name));
     return id;
 }
 
@@ -466,29 +466,30 @@ static int same_look(const struct map_look *a, const struct map_look *b)
            a->tail.len == b->tail.len && !memcmp(a->tail.next, b->tail.next, a->tail.len);
 }
 
-/* Loads path as ds's perf map; returns 0, or -1 (a file owned by another
- * user is refused, and said so once).  Live, the file is looked at before
- * the load (now: the caller just did), and the loader's tail kept: a line
- * added meanwhile shows as a change at the next miss. */
+/* Loads path as ds's perf map; returns 0 or a negative errno (-EPERM: a
+ * file owned by another user is refused, and said so once).  Live, the
+ * file is looked at before the load (now: the caller just did), and the
+ * loader's tail kept: a line added meanwhile shows as a change at the
+ * next miss. */
 static int try_perfmap(struct symbols *sy, struct dso_syms *ds, const char *path,
                        const struct map_look *now)
 {
     struct map_look before;
     struct symtab fresh = {0};
     struct perfmap_tail tail;
-    int live = sy->opts.live;
+    int live = sy->opts.live, err;
     if (live && !now) {
-        if (look(path, 0, &before) != 0)
-            return -1;
+        if ((err = look(path, 0, &before)) != 0)
+            return err;
         now = &before;
     }
-    int err = perfmap__load(&fresh, path, live ? &tail : NULL);
+    err = perfmap__load(&fresh, path, live ? &tail : NULL);
     if (err != 0) {
         if (err == -EPERM && !ds->map_warned) {
             ds->map_warned = 1;
             warnx_("%s: not a regular file owned by this user or root; ignored", path);
         }
-        return -1;
+        return err;
     }
     symtab__exit(&ds->map);
     ds->map = fresh;
@@ -526,7 +527,7 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
         if (try_perfmap(sy, ds, path, NULL) == 0)
             return 0;
     }
-    return -1;
+    return -ENOENT;
 }
 
 /* addr in a perf map.  Live (perf record -o - | pymerge -), a process adds
@@ -551,19 +552,18 @@ static const struct sym *perfmap_find(struct symbols *sy, struct dso_syms *ds, u
 
 static void load_dso(struct symbols *sy, struct dso_syms *ds, const struct dso *d)
 {
-    char why[256];
     int ok = -1;
     switch (d->kind) {
     case DSO_FILE:
         ok = elf_image__load(&ds->img, d->path, d->build_id, d->build_id_size,
-                             sy->opts.data_dir, why, sizeof(why));
+                             sy->opts.data_dir);
         /* A rebuilt binary would be mis-symbolized: say so, once. */
         if (ok == -ESTALE)
-            warnx_("%s: %s; its frames are shown as [%s]", d->path, why, path_basename(d->path));
+            warnx_("%s: rebuilt since the recording (build id differs); its frames are shown"
+                   " as [%s]", d->path, path_basename(d->path));
         break;
     case DSO_VDSO:
-        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->opts.data_dir,
-                                  why, sizeof(why));
+        ok = elf_image__load_vdso(&ds->img, d->build_id, d->build_id_size, sy->opts.data_dir);
         break;
     case DSO_PERFMAP:
         ok = load_perfmap(sy, ds, d);

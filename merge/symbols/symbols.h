@@ -36,7 +36,7 @@ struct frame {
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
     const struct dso *dso;  /* native code: the first file it was found in */
-    uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path_key() of its map name */
+    uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path__key() of its map name */
 };
 
 enum { GIL_TAKE = 1, GIL_ENTRY, GIL_BLOCK };
@@ -70,7 +70,7 @@ const struct frame *symbols__get(const struct symbols *sy, uint32_t id);
 
 /*
  * Is addr inside a trampoline, and whose?  For a DWARF unwinder: a
- * pyperfmap trampoline follows pyperfmap_trampoline_rule() (trampoline.h),
+ * pyperfmap trampoline follows pyperfmap_trampoline__rule() (trampoline.h),
  * a CPython -X perf one its own fixed template.  *entry receives the
  * trampoline's start address.
  */

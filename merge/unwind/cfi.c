@@ -144,11 +144,12 @@ static struct cfi_rule *new_rule(struct cfi *c)
     return &c->blocks[i / RULE_BLOCK][i % RULE_BLOCK];
 }
 
-/* Copy an expression into our own storage; its index, or -1 if too many. */
+/* Copy an expression into our own storage; its index, or -E2BIG if too
+ * many. */
 static int32_t add_expr(struct cfi *c, const Dwarf_Op *ops, size_t n)
 {
     if (n > UINT32_MAX || c->nexprs >= INT32_MAX)
-        return -1;
+        return -E2BIG;
     GROW(c->ops, c->ops_cap, c->nops + n);
     GROW(c->exprs, c->exprs_cap, c->nexprs + 1);
     for (size_t i = 0; i < n; i++)
@@ -185,14 +186,16 @@ static int is_reg_plus(const Dwarf_Op *op, unsigned *reg, int64_t *off)
     return *reg < CFI_NREGS && fits32(*off);
 }
 
-/* Fill R->regs[slot] from libdw's description of DWARF register regno. */
+/* Fill R->regs[slot] from libdw's description of DWARF register regno;
+ * 0, -EINVAL when libdw cannot describe it, -EOPNOTSUPP for a register
+ * that the unwinder does not keep, or -E2BIG. */
 static int compile_reg(struct cfi *c, Dwarf_Frame *f, int regno, struct cfi_rule *r, int slot)
 {
     Dwarf_Op mem[3], *ops;
     size_t n;
     struct cfi_reg_rule *rr = &r->regs[slot];
     if (dwarf_frame_register(f, regno, mem, &ops, &n) != 0)
-        return -1;
+        return -EINVAL;
     if (n == 0) {
         rr->how = ops ? CFI_UNDEF : CFI_SAME;
         return 0;
@@ -211,19 +214,20 @@ static int compile_reg(struct cfi *c, Dwarf_Frame *f, int regno, struct cfi_rule
                              (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31))) {
         uint64_t reg = ops[0].atom == DW_OP_regx ? ops[0].number : (uint64_t)(ops[0].atom - DW_OP_reg0);
         if (reg >= CFI_NREGS)
-            return -1;
+            return -EOPNOTSUPP;
         rr->how = CFI_IN_REG;
         rr->reg = (uint8_t)reg;
         return 0;
     }
     int32_t e = add_expr(c, ops, m);
     if (e < 0)
-        return -1;
+        return e;
     rr->how = value ? CFI_VAL_EXPR : CFI_AT_EXPR;
     rr->off = e;
     return 0;
 }
 
+/* The rule of frame f in r; 0 or a negative errno, as compile_reg. */
 static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
 {
     bool signal = false;
@@ -233,7 +237,7 @@ static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
     unsigned reg;
     int64_t off;
     if (ra < 0 || dwarf_frame_cfa(f, &ops, &n) != 0 || n == 0)
-        return -1;
+        return -EINVAL;
     r->signal = signal;
     if (n == 1 && is_reg_plus(&ops[0], &reg, &off)) {
         r->cfa_reg = (uint8_t)reg;
@@ -241,15 +245,17 @@ static int compile(struct cfi *c, Dwarf_Frame *f, struct cfi_rule *r)
     } else {
         int32_t e = add_expr(c, ops, n);
         if (e < 0)
-            return -1;
+            return e;
         r->cfa_reg = CFI_CFA_EXPR;
         r->cfa_off = e;
     }
     /* Slot CFI_REG_RA always holds the return address, whatever column
      * the CIE keeps it in. */
-    for (int i = 0; i < CFI_NREGS; i++)
-        if (compile_reg(c, f, i == CFI_REG_RA ? ra : i, r, i) != 0)
-            return -1;
+    for (int i = 0; i < CFI_NREGS; i++) {
+        int rc = compile_reg(c, f, i == CFI_REG_RA ? ra : i, r, i);
+        if (rc != 0)
+            return rc;
+    }
     if (r->regs[CFI_REG_RSP].how == CFI_SAME)
         r->regs[CFI_REG_RSP] = (struct cfi_reg_rule){0, CFI_VAL_CFA, 0};
     for (int i = 0; i < CFI_NREGS; i++) {
@@ -306,7 +312,7 @@ const struct cfi_rule *cfi__rule(struct cfi *c, uint64_t off)
 int cfi__read(const struct cfi *c, uint64_t off, void *buf, size_t len)
 {
     if (off > c->image_size || len > c->image_size - off)
-        return -1;
+        return -EFAULT;
     memcpy(buf, c->image + off, len);
     return 0;
 }

@@ -106,7 +106,8 @@ int cfi__is_entry(const struct cfi *cfi, uint64_t off);
 /*
  * Copy LEN bytes of the file at file offset OFF into BUF: what the loader
  * mapped there at start (code and read-only data; writable data may have
- * changed since).  Returns 0, or -1 when the range is not in the file.
+ * changed since).  Returns 0, or -EFAULT when the range is not in the
+ * file.
  */
 int cfi__read(const struct cfi *cfi, uint64_t off, void *buf, size_t len);
 

@@ -214,7 +214,7 @@ static int complete_from(struct stitch *st, struct chain *dst, const struct chai
  * (trampoline.h), or 0 when its frame kept no path. */
 static uint64_t act_path(const struct stitch_act *a)
 {
-    return a->parent && a->key ? pyperfmap_path_step(a->parent, a->key) : 0;
+    return a->parent && a->key ? pyperfmap_path__step(a->parent, a->key) : 0;
 }
 
 /* A path's entry in the table: the same path of another program (another
@@ -227,7 +227,7 @@ static uint64_t path_key(uint64_t path, uint64_t program)
 /* A call link's entry: the callee's and the caller's keys, in a program. */
 static uint64_t call_key(uint64_t self, uint64_t up, uint64_t program)
 {
-    return pyperfmap_path_step(self, up) ^ program * 0x165667b19e3779f9ull;
+    return pyperfmap_path__step(self, up) ^ program * 0x165667b19e3779f9ull;
 }
 
 /* The usable link of a table's key, or NULL (none, or disputed). */
@@ -360,7 +360,7 @@ static const struct link *call_of(const struct stitch *st, uint64_t self, uint64
 /* The links from a trampoline of path q and key `self` out to the root,
  * appended to st->via: 0, or -1 (st->via as it was) when some are unknown.
  * Where no stack showed the path q (or stacks disagreed on it), the
- * trampoline's caller has the path pyperfmap_path_unstep(q, self), and
+ * trampoline's caller has the path pyperfmap_path__unstep(q, self), and
  * the frames between come from a call link of the two names (none seen:
  * they are unknown, and the gap frame stands for them); a caller
  * whose path no stack showed either is guessed among the callers seen for
@@ -378,7 +378,7 @@ static int climb(struct stitch *st, uint64_t q, uint64_t self, uint64_t program,
             self = l->up;
             continue;
         }
-        uint64_t up_path = pyperfmap_path_unstep(q, self);
+        uint64_t up_path = pyperfmap_path__unstep(q, self);
         if (up_path == PYPERFMAP_PATH_ROOT)
             break;          /* called from the root: no stack showed those frames */
         const struct link *up = link_of(st, &st->paths, path_key(up_path, program));

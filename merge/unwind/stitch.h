@@ -127,7 +127,7 @@ struct stitch_act {
     uint64_t addr;          /* the frame's address: the same trampoline has the same */
     uint32_t pos;           /* its index in the stack, leaf first */
     uint64_t parent;        /* its caller's path, or 0 (unknown) */
-    uint64_t key;           /* what its path folds in: pyperfmap_path_key of its name */
+    uint64_t key;           /* what its path folds in: pyperfmap_path__key of its name */
 };
 
 /*

@@ -450,7 +450,7 @@ static enum unwind_stop step(struct walk *w, uint64_t pc, int exact, int *signal
         return step_cfi(w, c, rule);
     }
     case UNWIND_MAP_PYPERFMAP: {
-        struct pyperfmap_unwind_rule r = pyperfmap_trampoline_rule((unsigned)(at - m.start));
+        struct pyperfmap_unwind_rule r = pyperfmap_trampoline__rule((unsigned)(at - m.start));
         return step_tramp(w, r.cfa_sp_offset, r.fp_saved, r.id_saved, r.path_saved);
     }
     case UNWIND_MAP_CPYTHON_PERF: {

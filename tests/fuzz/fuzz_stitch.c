@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 acts[i].parent = (parent ^ acts[i].id) | 1;   /* a broken chain */
             else
                 acts[i].parent = parent;
-            parent = pyperfmap_path_step(acts[i].parent, acts[i].key);
+            parent = pyperfmap_path__step(acts[i].parent, acts[i].key);
         }
         int payload = 1;
         size_t len = n;

@@ -7,7 +7,8 @@
  * process empties and rewrites; and neither a bad return address into the
  * stack before there is a map, nor the process's mapping of the map file,
  * may make pymerge give up on it.  (Only live, from a pipe: a recording read
- * from a file was made before, and its maps hold all its samples need.) */
+ * from a file was made before, and its maps hold all its samples need.)
+ * First, the errors that the writer's callers turn into their warning. */
 #include "check.h"
 #include "perfdata.h"
 #include "perfmap.h"
@@ -15,6 +16,7 @@
 #include "symbols.h"
 #include "../../libpyperfmap/mapfile.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,7 +31,7 @@
 
 static void add(uint64_t start, const char *name)
 {
-    CHECK(mapfile_add((const void *)(uintptr_t)start, 0x40, name, strlen(name)) == 0);
+    CHECK(mapfile__add((const void *)(uintptr_t)start, 0x40, name, strlen(name)) == 0);
 }
 
 /* The name symbols gives addr, looked up once per address (frames are
@@ -78,12 +80,36 @@ static void unterminated(const char *dir)
     CHECK(unlink(path) == 0);
 }
 
+/* What the writer refuses, each with the errno that mapfile.h promises,
+ * leaving what it found at its name as it was. */
+static void refusals(const char *dir, const char *path)
+{
+    CHECK(mapfile__add((const void *)(uintptr_t)BASE, 0x40, "f", 1) == -EBADF);
+    char other[64], name[PATH_MAX + 16];
+    snprintf(other, sizeof(other), "%s/other", dir);
+    FILE *f = fopen(other, "w");
+    CHECK(f && fputs("theirs\n", f) >= 0 && fclose(f) == 0);
+    CHECK(link(other, path) == 0);          /* a hard link planted at our name */
+    CHECK(mapfile__open(dir) == -EPERM);
+    struct stat st;
+    CHECK(stat(other, &st) == 0 && st.st_size == 7 && st.st_nlink == 2);
+    CHECK(unlink(path) == 0 && symlink(other, path) == 0);
+    CHECK(mapfile__open(dir) == -ELOOP);    /* never followed */
+    CHECK(stat(other, &st) == 0 && st.st_size == 7);
+    CHECK(unlink(path) == 0 && unlink(other) == 0);
+    memset(name, 'x', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    CHECK(mapfile__open(name) == -ENAMETOOLONG);
+    CHECK(mapfile__path() == NULL);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/pymerge-livemap-XXXXXX";
     CHECK(mkdtemp(dir));
     char path[64];
     snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)getpid());
+    refusals(dir, path);
 
     /* The recording's data mappings too (perf record -d, or a tracepoint
      * with a stack): the stack, libpyperfmap's own mapping of its map file,
@@ -120,7 +146,7 @@ int main(void)
 
     /* The process empties and rewrites it, to the same size; with the old
      * time put back, only its first bytes tell. */
-    CHECK(mapfile_open(dir) == 0);
+    CHECK(mapfile__open(dir) == 0);
     add(BASE, "py::first:app.py");
     age(path);
     CHECK(!strcmp(name_at(sy, proc, BASE + 0x10), "py::first:app.py"));
@@ -160,7 +186,7 @@ int main(void)
 
     symbols__delete(sy);
     session__delete(s);
-    mapfile_close();
+    mapfile__close();
     CHECK(unlink(path) == 0);
     unterminated(dir);
     CHECK(rmdir(dir) == 0);

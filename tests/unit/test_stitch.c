@@ -58,7 +58,7 @@ struct sample {
 /* The key of the trampoline named by letter c. */
 static uint64_t key_of(char c)
 {
-    return pyperfmap_path_key(&c, 1);
+    return pyperfmap_path__key(&c, 1);
 }
 
 static struct sample make(const char *frames, const uint64_t *act_ids)
@@ -92,7 +92,7 @@ static struct sample make_path(const char *full, size_t cut, uint64_t base)
             skipped++;
         parents[n_upper] = parent;
         ids[n_upper] = base + n_upper;
-        parent = pyperfmap_path_step(parent, key_of(full[i]));
+        parent = pyperfmap_path__step(parent, key_of(full[i]));
         n_upper++;
     }
     struct sample s = make(full + cut, ids + skipped);
