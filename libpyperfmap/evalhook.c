@@ -288,7 +288,7 @@ static void *new_trampoline(PyObject *code)
     memcpy(name + 4, q, (size_t)qlen);
     name[4 + qlen] = ':';
     memcpy(name + 5 + qlen, f, (size_t)flen);
-    void *t = pyperfmap_new_trampoline(name, len);
+    void *t = pyperfmap__new_trampoline(name, len);
 #if !V311
     if (t != NULL)
         name_children(code, q, (size_t)qlen);
@@ -428,7 +428,7 @@ __attribute__((noinline, cold)) static PyObject *pyperfmap_first_eval_path(HOOK_
 static int tasks_on;    /* asyncio was imported: install the hooks with tasks */
 static int tasks_refused;                 /* evalhook__task_frames(0) */
 static struct {
-    void *const *next, *const *end;     /* tasks_frames's, still to enter */
+    void *const *next, *const *end;     /* tasks__frames's, still to enter */
     void *code_t;       /* the coroutine frame's own trampoline */
 } pending_tasks;
 
@@ -460,14 +460,14 @@ static inline int resumed_by_coroutine(frame_t *caller)
 
 /* A coroutine frame about to start or resume, with trampoline t, that no
  * coroutine resumes.  A throw (a cancellation) comes with its exception
- * set: no task frames then.  tasks_frames may run Python code, but never a
+ * set: no task frames then.  tasks__frames may run Python code, but never a
  * task step, so it fills the record itself. */
 __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS, void *t,
                                                                      int with_path)
 {
     PyObject *gen = FRAME_GEN(frame);
     /* Into the record, not a local: then the calls below are tail calls. */
-    int n = gen && !throwflag ? tasks_frames(gen, &pending_tasks.next) : 0;
+    int n = gen && !throwflag ? tasks__frames(gen, &pending_tasks.next) : 0;
     if (n == 0)
         return with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
     pending_tasks.end = pending_tasks.next + n;
@@ -547,7 +547,7 @@ static evalfunc_t our_hook(int paths)
 
 void evalhook__set(enum evalhook_owner owner, int paths)
 {
-    tasks_on |= owner == EVALHOOK_OURS && tasks_imported();
+    tasks_on |= owner == EVALHOOK_OURS && tasks__imported();
     set_eval(owner == EVALHOOK_OURS ? our_hook(paths)
              : owner == EVALHOOK_NOOP ? pyperfmap_noop_eval
              : _PyEval_EvalFrameDefault);
@@ -563,7 +563,7 @@ int evalhook__paths(void)
  * hooks with tasks, so that programs without asyncio never pay for them. */
 static void tasks_note_code(PyObject *code)
 {
-    if (tasks_on || !tasks_seen_asyncio(code))
+    if (tasks_on || !tasks__seen_asyncio(code))
         return;
     tasks_on = 1;
     if (evalhook__owner() == EVALHOOK_OURS)

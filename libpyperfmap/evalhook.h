@@ -34,10 +34,10 @@ int evalhook__paths(void);
  * returns its new trampoline, or NULL to run it unprofiled.  Defined in
  * module.c.  The name is "py::<qualname>:<filename>" in UTF-8.
  */
-void *pyperfmap_new_trampoline(const char *name, size_t len);
+void *pyperfmap__new_trampoline(const char *name, size_t len);
 
 /* Reports a failure (one warning per process) and makes
- * pyperfmap_new_trampoline return NULL from now on.  Defined in module.c. */
+ * pyperfmap__new_trampoline return NULL from now on.  Defined in module.c. */
 void pyperfmap__fail(const char *why);
 
 /* How many times the hook took its slow path (a code object's first call

@@ -84,7 +84,7 @@ void pyperfmap__fail(const char *why)
     pthread_mutex_unlock(&lock);
 }
 
-void *pyperfmap_new_trampoline(const char *name, size_t len)
+void *pyperfmap__new_trampoline(const char *name, size_t len)
 {
     void *t = NULL, *arena;
     pthread_mutex_lock(&lock);

@@ -38,7 +38,7 @@ static Py_ssize_t c_coro_offset;                /* of the C Task's coroutine; 0:
 static PyObject *names;                         /* frame name -> trampoline address */
 static PyObject *s_coro, *s_callbacks, *s_parent_task, *s_get_name, *s_qualname;
 
-int tasks_seen_asyncio(PyObject *code)
+int tasks__seen_asyncio(PyObject *code)
 {
     PyCodeObject *co = (PyCodeObject *)code;
     const char *name = PyUnicode_AsUTF8(co->co_name);
@@ -52,7 +52,7 @@ int tasks_seen_asyncio(PyObject *code)
     return strcmp(name, "<module>") == 0 && n >= k && strcmp(file + n - k, tail) == 0;
 }
 
-int tasks_imported(void)
+int tasks__imported(void)
 {
     PyObject *name = PyUnicode_FromString("asyncio.tasks");
     PyObject *m = name ? PyImport_GetModule(name) : NULL;
@@ -329,7 +329,7 @@ static void *name_trampoline(PyObject *task)
     void *t = have ? PyLong_AsVoidPtr(have) : NULL;
     Py_ssize_t len;
     const char *s = name && !have && !PyErr_Occurred() ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
-    if (s && (t = pyperfmap_new_trampoline(s, (size_t)len)) != NULL) {
+    if (s && (t = pyperfmap__new_trampoline(s, (size_t)len)) != NULL) {
         PyObject *addr = PyLong_FromVoidPtr(t);
         if (!addr || PyDict_SetItem(names, name, addr) != 0)
             t = NULL;          /* not remembered: never make a second one */
@@ -588,7 +588,7 @@ static inline struct chain_slot *remembered(PyObject *gen)
     return same_chain(c, task, 0) ? c : NULL;
 }
 
-int tasks_frames(PyObject *gen, void *const **frames)
+int tasks__frames(PyObject *gen, void *const **frames)
 {
     struct chain_slot *c = remembered(gen);
     if (!c && !(c = look_up(gen)))

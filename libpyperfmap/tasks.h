@@ -19,10 +19,10 @@
 
 /* Whether code is the body of the module asyncio.tasks: asyncio is being
  * imported, and the hook should look for tasks from now on. */
-int tasks_seen_asyncio(PyObject *code);
+int tasks__seen_asyncio(PyObject *code);
 
 /* Whether asyncio.tasks is imported already (in sys.modules). */
-int tasks_imported(void);
+int tasks__imported(void);
 
 /* For the frame of coroutine gen, about to start or resume (not thrown
  * into: no exception may be set): when gen is the coroutine of the task
@@ -30,6 +30,6 @@ int tasks_imported(void);
  * tasks awaiting it, outermost first, and returns how many; otherwise
  * returns 0.  The array is valid until Python code runs next.  Needs the
  * GIL; leaves no exception set. */
-int tasks_frames(PyObject *gen, void *const **frames);
+int tasks__frames(PyObject *gen, void *const **frames);
 
 #endif
