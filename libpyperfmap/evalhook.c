@@ -7,10 +7,12 @@
  * through it.  Only the first call of a code object takes the slow path.
  */
 #include "evalhook.h"
+
 #include "arena.h"
 #include "tasks.h"
 #include "trampoline.h"
 
+#include <errno.h>
 #include <frameobject.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -205,13 +207,7 @@ static void slot_free(void *p)
 int evalhook__init(void)
 {
     extra_index = RequestCodeExtraIndex(slot_free);
-    if (extra_index >= 0)
-        return 0;
-    /* CPython sets no exception when its slots run out, and an init that
-     * fails without one is a SystemError that explains nothing. */
-    PyErr_SetString(PyExc_RuntimeError, "pyperfmap: CPython has no co_extra slot left"
-                    " for the trampolines (other tools took all of them)");
-    return -1;
+    return extra_index < 0 ? -ENOSPC : 0;     /* other tools took every slot */
 }
 
 /* ---- names -------------------------------------------------------------- */

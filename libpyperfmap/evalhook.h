@@ -11,8 +11,8 @@
 enum evalhook_owner { EVALHOOK_DEFAULT, EVALHOOK_OURS, EVALHOOK_NOOP, EVALHOOK_OTHER };
 
 /* Reserves the co_extra slot that caches each code object's trampoline.
- * Call once, with the GIL, from the module's init.  Returns 0, or -1 with
- * a Python exception set (CPython's convention, which the init follows). */
+ * Call once, with the GIL, from the module's init.  Returns 0, or -ENOSPC
+ * when CPython has no slot left: then the hook must never be installed. */
 int evalhook__init(void);
 
 /* Who owns the main interpreter's eval-frame function right now. */

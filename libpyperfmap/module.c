@@ -47,6 +47,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int broken;        /* a failure was reported: stop making trampolines */
 static int at_exit_done;  /* the map was closed at interpreter exit */
+static int no_slot;       /* CPython had no co_extra slot for us: never enable */
 
 static void lock_before_fork(void) { pthread_mutex_lock(&lock); }
 static void unlock_after_fork(void) { pthread_mutex_unlock(&lock); }
@@ -214,7 +215,10 @@ static PyObject *py_enable(PyObject *self, PyObject *args)
     /* After the map was finished at exit (say from an atexit handler that
      * runs after ours), opening it again would empty it. */
     int ok = 0, rc;
-    if (broken || at_exit_done)
+    if (no_slot)
+        warn_once("CPython has no co_extra slot left for the trampolines"
+                  " (other tools took all of them)");
+    else if (broken || at_exit_done)
         warn_once(broken ? "an earlier failure disabled pyperfmap"
                   : "enable() after the perf map was closed at exit");
     else if ((rc = mapfile__open(dir)) != 0)
@@ -327,8 +331,10 @@ PyMODINIT_FUNC PyInit__pyperfmap(void)
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
-    if (evalhook__init() != 0
-        || PyModule_AddIntConstant(m, "TRAMPOLINE_SIZE", PYPERFMAP_TRAMPOLINE_SIZE) != 0
+    /* Without a slot, the import still works and enable() says why it
+     * cannot: a profiler must not take the program down. */
+    no_slot = evalhook__init() != 0;
+    if (PyModule_AddIntConstant(m, "TRAMPOLINE_SIZE", PYPERFMAP_TRAMPOLINE_SIZE) != 0
         || PyModule_AddIntConstant(m, "ARENA_SIZE", PYPERFMAP_ARENA_SIZE) != 0
         || PyModule_AddStringConstant(m, "ARENA_SYMBOL", PYPERFMAP_ARENA_SYMBOL) != 0) {
         Py_DECREF(m);

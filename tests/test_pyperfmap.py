@@ -31,12 +31,19 @@ def read_map(path, exact=True):
     """Parses a perf map into [(start, size, name)].
 
     exact: the file must hold only entries (a clean exit trims the padding);
-    otherwise trailing blank lines left by a killed process are allowed.
+    otherwise what a killed process may leave after its last whole entry is
+    allowed (mapfile.h): the padding's blank lines, and the entry it was
+    writing, which starts with '#'.
     """
     with open(path) as f:
         text = f.read()
     if not exact:
-        text = text.rstrip("\n") + "\n"
+        lines = text.splitlines(keepends=True)
+        torn = next((i for i, l in enumerate(lines) if l.startswith("#")), len(lines))
+        after = [l for l in lines[torn + 1:] if LINE.match(l.rstrip("\n"))]
+        if after:
+            raise AssertionError("%s: entries after a torn one: %r" % (path, after))
+        text = "".join(lines[:torn]).rstrip("\n") + "\n"
     entries = []
     for line in text.splitlines():
         m = LINE.match(line)
@@ -239,6 +246,25 @@ class Failures(Scratch):
         warnings = [l for l in p.stderr.splitlines() if l.startswith("pyperfmap: warning:")]
         self.assertEqual(len(warnings), 1, p.stderr)
         return warnings[0]
+
+    def test_no_code_extra_slot_left(self):
+        """Other tools may take every co_extra slot CPython has: the import
+        still works, and enable() says why it cannot name functions."""
+        prog = self.script("""
+            import ctypes, sys
+            api = ctypes.pythonapi
+            take = getattr(api, "PyUnstable_Eval_RequestCodeExtraIndex"
+                           if sys.version_info >= (3, 12) else "_PyEval_RequestCodeExtraIndex")
+            take.argtypes, take.restype = [ctypes.c_void_p], ctypes.c_ssize_t
+            while take(None) >= 0:
+                pass
+            import pyperfmap
+            ok = pyperfmap.enable()
+            ok = pyperfmap.enable() or ok
+            print(ok, sum(range(10)) and "ran")
+        """)
+        w = self.check_degrades(prog)
+        self.assertIn("no co_extra slot left", w)
 
     def test_unwritable_map_dir(self):
         prog = self.script("""
