@@ -20,6 +20,14 @@ void idmap__exit(struct idmap *m)
     m->vals = NULL;
 }
 
+void idmap__exit_with(struct idmap *m, void (*drop)(void *val))
+{
+    void *v;
+    for (size_t i = 0; idmap__next(m, &i, &v);)
+        drop(v);
+    idmap__exit(m);
+}
+
 static size_t slot(const struct idmap *m, uint64_t key)
 {
     size_t i = hash_u64(key) & (m->n_slots - 1);
@@ -31,6 +39,16 @@ static size_t slot(const struct idmap *m, uint64_t key)
 void *idmap__get(const struct idmap *m, uint64_t key)
 {
     return m->vals[slot(m, key)];
+}
+
+void *idmap__get_or_new(struct idmap *m, uint64_t key, size_t size)
+{
+    void *v = idmap__get(m, key);
+    if (!v) {
+        v = xcalloc(1, size);
+        idmap__put(m, key, v);
+    }
+    return v;
 }
 
 void *idmap__put(struct idmap *m, uint64_t key, void *val)

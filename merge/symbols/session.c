@@ -57,7 +57,6 @@ void session__delete(struct session *s)
     if (!s)
         return;
     size_t i;
-    void *v;
     for (i = 0; i < s->n_threads; i++)
         free(s->all_threads[i]);
     for (i = 0; i < s->n_procs; i++) {
@@ -69,13 +68,10 @@ void session__delete(struct session *s)
     for (i = 0; i < s->n_dsos; i++)
         free(s->dsos[i]);
     free(s->dsos);
-    i = 0;
-    while (idmap__next(&s->bid_by_path, &i, &v))
-        free(v);
     idmap__exit(&s->threads);
     idmap__exit(&s->procs);
     idmap__exit(&s->dso_by_key);
-    idmap__exit(&s->bid_by_path);
+    idmap__exit_with(&s->bid_by_path, free);
     intern__delete(s->strs);
     free(s);
 }

@@ -90,15 +90,17 @@ struct unwind_dwarf *unwind_dwarf__new(void)
     return u;
 }
 
+static void cfi_free(void *v)
+{
+    if (v != &no_cfi)
+        cfi__delete(v);
+}
+
 void unwind_dwarf__delete(struct unwind_dwarf *u)
 {
     if (!u)
         return;
-    void *v;
-    for (size_t i = 0; idmap__next(&u->cfis, &i, &v);)
-        if (v != &no_cfi)
-            cfi__delete(v);
-    idmap__exit(&u->cfis);
+    idmap__exit_with(&u->cfis, cfi_free);
     free(u->failed);
     free(u);
 }
