@@ -34,10 +34,6 @@ struct profile *profile__new(int keep_time)
 {
     struct profile *p = xcalloc(1, sizeof(*p));
     p->names = intern__new();
-    idmap__init(&p->frame_by_key);
-    idmap__init(&p->thread_by_key);
-    idmap__init(&p->sample_by_key);
-    idmap__init(&p->build_ids);
     p->stacks = intern__new();
     p->keep_time = keep_time;
     p->types[0] = (struct value_type){"samples", "count"};

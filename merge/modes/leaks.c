@@ -27,10 +27,7 @@ struct leaks {
 
 struct leaks *leaks__new(void)
 {
-    struct leaks *l = xcalloc(1, sizeof(*l));
-    idmap__init(&l->by_pid);
-    idmap__init(&l->by_tid);
-    return l;
+    return xcalloc(1, sizeof(struct leaks));
 }
 
 static void tstack_free(void *v)
@@ -72,13 +69,7 @@ void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes
  * addresses. */
 static struct idmap *blocks_of(struct leaks *l, uint32_t pid)
 {
-    struct idmap *m = idmap__get(&l->by_pid, pid);
-    if (!m) {
-        m = xmalloc(sizeof(*m));
-        idmap__init(m);
-        idmap__put(&l->by_pid, pid, m);
-    }
-    return m;
+    return idmap__get_or_new(&l->by_pid, pid, sizeof(struct idmap));
 }
 
 /* The live block at ptr, or NULL. */

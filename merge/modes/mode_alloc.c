@@ -94,7 +94,6 @@ static int alloc_start(struct modes *m, struct perf_reader *r)
     m->af = xcalloc(m->n_roles + 1, sizeof(*m->af));
     if (m->mode == MODE_LEAKS) {
         m->leaks = leaks__new();
-        idmap__init(&m->finalized);
         profile__keep_time(m->p);       /* the growth table */
     }
     return 0;

@@ -217,8 +217,7 @@ void modes__exit(struct modes *m)
     tracedata__delete(m->td);
     intervals__delete(m->spans);
     calls__delete(m->calls);
-    if (m->leaks)
-        idmap__exit(&m->finalized);
+    idmap__exit(&m->finalized);
     leaks__delete(m->leaks);
     free(m->af);
     free(m->f_key);

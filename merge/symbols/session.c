@@ -45,10 +45,6 @@ struct session *session__new(void)
 {
     struct session *s = xcalloc(1, sizeof(*s));
     s->strs = intern__new();
-    idmap__init(&s->threads);
-    idmap__init(&s->procs);
-    idmap__init(&s->dso_by_key);
-    idmap__init(&s->bid_by_path);
     return s;
 }
 

@@ -104,10 +104,6 @@ struct stitch *stitch__new(size_t payload_size, size_t max_frames, uint32_t gap,
     st->gap = gap;
     st->emit = emit;
     st->ctx = ctx;
-    idmap__init(&st->threads);
-    idmap__init(&st->paths);
-    idmap__init(&st->calls);
-    idmap__init(&st->callers);
     return st;
 }
 

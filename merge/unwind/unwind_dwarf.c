@@ -85,9 +85,7 @@ const char *unwind_stop__name(enum unwind_stop stop)
 
 struct unwind_dwarf *unwind_dwarf__new(void)
 {
-    struct unwind_dwarf *u = xcalloc(1, sizeof(*u));
-    idmap__init(&u->cfis);
-    return u;
+    return xcalloc(1, sizeof(struct unwind_dwarf));
 }
 
 static void cfi_free(void *v)
