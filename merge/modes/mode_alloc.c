@@ -273,7 +273,8 @@ const struct mode_ops mode_alloc = {
 
 const struct mode_ops mode_leaks = {
     .mode = MODE_LEAKS, .found = leaks_found,
-    .types = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"}, {"objects", "count"}},
+    .types = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"},
+              {"objects", "count"}},
     .weight = 1, .start = alloc_start, .role = alloc_role, .event = alloc_sample,
     .finish = leaks_finish,
 };
