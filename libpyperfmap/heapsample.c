@@ -63,42 +63,53 @@ static inline void *taken(void *p, size_t size)
     return p;
 }
 
-static void *hs_malloc(void *ctx, size_t size)
+enum op { OP_MALLOC, OP_CALLOC, OP_REALLOC };
+
+static inline void *call(PyMemAllocatorEx *a, enum op op, void *ptr, size_t nelem, size_t size)
+{
+    switch (op) {
+    case OP_MALLOC:
+        return a->malloc(a->ctx, size);
+    case OP_CALLOC:
+        return a->calloc(a->ctx, nelem, size);
+    default:
+        return a->realloc(a->ctx, ptr, size);
+    }
+}
+
+/* The allocation op through the allocator under ours (ctx), reported if
+ * the sampler takes it, unless another of our wrappers made it.  A block
+ * that moves or grows (realloc) is the old one freed and a new one
+ * allocated, as tcmalloc counts it. */
+static inline void *wrapped(void *ctx, enum op op, void *ptr, size_t nelem, size_t size)
 {
     PyMemAllocatorEx *a = ctx;
     if (inside)
-        return a->malloc(a->ctx, size);
+        return call(a, op, ptr, nelem, size);
     inside = 1;
-    void *p = a->malloc(a->ctx, size);
+    void *p = call(a, op, ptr, nelem, size);
     inside = 0;
-    return taken(p, size);
+    if (op == OP_REALLOC) {
+        if (!p)
+            return p;           /* ptr is still there */
+        released(ptr);
+    }
+    return taken(p, nelem * size);  /* a calloc product that overflows failed above */
+}
+
+static void *hs_malloc(void *ctx, size_t size)
+{
+    return wrapped(ctx, OP_MALLOC, NULL, 1, size);
 }
 
 static void *hs_calloc(void *ctx, size_t nelem, size_t elsize)
 {
-    PyMemAllocatorEx *a = ctx;
-    if (inside)
-        return a->calloc(a->ctx, nelem, elsize);
-    inside = 1;
-    void *p = a->calloc(a->ctx, nelem, elsize);
-    inside = 0;
-    return taken(p, nelem * elsize);    /* a product that overflows failed above */
+    return wrapped(ctx, OP_CALLOC, NULL, nelem, elsize);
 }
 
-/* A block that moves or grows is the old one freed and a new one allocated,
- * as tcmalloc counts it. */
 static void *hs_realloc(void *ctx, void *ptr, size_t size)
 {
-    PyMemAllocatorEx *a = ctx;
-    if (inside)
-        return a->realloc(a->ctx, ptr, size);
-    inside = 1;
-    void *p = a->realloc(a->ctx, ptr, size);
-    inside = 0;
-    if (!p)
-        return p;               /* ptr is still there */
-    released(ptr);
-    return taken(p, size);
+    return wrapped(ctx, OP_REALLOC, ptr, 1, size);
 }
 
 static void hs_free(void *ctx, void *ptr)

@@ -192,22 +192,25 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     return r;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
+/* aligned_alloc and memalign: one contract, the next definition's own
+ * checks of align apart.  next: where resolve() puts it. */
+static void *aligned(void *(*const *next)(size_t, size_t), size_t align, size_t size)
 {
     if (resolve() < 0)
         return NULL;
-    void *p = next_aligned_alloc(align, size);
+    void *p = (*next)(align, size);
     account(p, size);
     return p;
 }
 
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    return aligned(&next_aligned_alloc, align, size);
+}
+
 EXPORT void *memalign(size_t align, size_t size)
 {
-    if (resolve() < 0)
-        return NULL;
-    void *p = next_memalign(align, size);
-    account(p, size);
-    return p;
+    return aligned(&next_memalign, align, size);
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

@@ -16,8 +16,15 @@ void idmap__exit(struct idmap *m)
 {
     free(m->keys);
     free(m->vals);
-    m->keys = NULL;
-    m->vals = NULL;
+    *m = (struct idmap){0};             /* empty again */
+}
+
+void idmap__exit_with(struct idmap *m, void (*drop)(void *val))
+{
+    void *v;
+    for (size_t i = 0; idmap__next(m, &i, &v);)
+        drop(v);
+    idmap__exit(m);
 }
 
 static size_t slot(const struct idmap *m, uint64_t key)
@@ -30,11 +37,23 @@ static size_t slot(const struct idmap *m, uint64_t key)
 
 void *idmap__get(const struct idmap *m, uint64_t key)
 {
-    return m->vals[slot(m, key)];
+    return m->n_slots ? m->vals[slot(m, key)] : NULL;
+}
+
+void *idmap__get_or_new(struct idmap *m, uint64_t key, size_t size)
+{
+    void *v = idmap__get(m, key);
+    if (!v) {
+        v = xcalloc(1, size);
+        idmap__put(m, key, v);
+    }
+    return v;
 }
 
 void *idmap__put(struct idmap *m, uint64_t key, void *val)
 {
+    if (!m->n_slots)                    /* zeroed: its first entry */
+        idmap__init(m);
     size_t i = slot(m, key);
     void *old = m->vals[i];
     m->keys[i] = key;

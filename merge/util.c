@@ -176,6 +176,11 @@ int read_whole_file(const char *path, char **out, size_t *out_len)
     return 0;
 }
 
+int written(FILE *f, int ret)
+{
+    return fflush(f) != 0 || ferror(f) ? -EIO : ret;
+}
+
 const char *path_basename(const char *path)
 {
     const char *s = strrchr(path, '/');

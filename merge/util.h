@@ -91,6 +91,10 @@ void put_json_string(FILE *f, const char *s, size_t len);
  * "pymerge: PATH: why". */
 int read_whole_file(const char *path, char **buf, size_t *len);
 
+/* How a writer ends: ret, or -EIO when what was written to f did not all
+ * reach it (flushed here). */
+int written(FILE *f, int ret);
+
 /* The final path component ("/usr/lib/libc.so.6" -> "libc.so.6"). */
 const char *path_basename(const char *path);
 

@@ -70,5 +70,5 @@ int diff__write_table(FILE *f, const struct diff_row *rows, size_t n, size_t top
                 r->total[1] - r->total[0], r->self[1] - r->self[0], r->total[0], r->total[1],
                 r->self[0], r->self[1], r->name);
     }
-    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+    return written(f, 0);
 }

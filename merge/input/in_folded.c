@@ -100,21 +100,3 @@ int folded__parse(struct profile *p, const char *text, size_t len, const char *n
     free(lines);
     return 0;
 }
-
-int folded__read(struct profile *p, const char *path)
-{
-    char *buf;
-    size_t len;
-    int ret = read_whole_file(path, &buf, &len);
-    if (ret < 0)
-        return ret;
-    if (memchr(buf, 0, len)) {
-        warnx_("%s: binary data, not folded stacks (for a perf.data file, leave out --input folded)",
-               path);
-        free(buf);
-        return -EINVAL;
-    }
-    ret = folded__parse(p, buf, len, path);
-    free(buf);
-    return ret;
-}

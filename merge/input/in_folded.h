@@ -20,8 +20,4 @@
  * printing "pymerge: NAME: line N: what is wrong". */
 int folded__parse(struct profile *p, const char *text, size_t len, const char *name);
 
-/* Reads and parses a whole file ("-": standard input).  Returns 0 or a
- * negative errno, after printing what is wrong. */
-int folded__read(struct profile *p, const char *path);
-
 #endif

@@ -345,15 +345,3 @@ out:
         warnx_("%s: %s", name, r.why ? r.why : "bad pprof profile");
     return ret;
 }
-
-int pprof_in__read(struct profile *p, const char *path)
-{
-    char *buf;
-    size_t len;
-    int ret = read_whole_file(path, &buf, &len);
-    if (ret < 0)
-        return ret;
-    ret = pprof_in__parse(p, (const uint8_t *)buf, len, path);
-    free(buf);
-    return ret;
-}

@@ -23,9 +23,6 @@
  * printing "pymerge: NAME: what is wrong" (one line). */
 int pprof_in__parse(struct profile *p, const uint8_t *data, size_t len, const char *name);
 
-/* Reads and parses a whole file ("-": standard input). */
-int pprof_in__read(struct profile *p, const char *path);
-
 /* Does data start like gzip (what pprof files are)? */
 int pprof_in__is_gzip(const uint8_t *data, size_t len);
 

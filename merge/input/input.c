@@ -25,6 +25,27 @@ static enum input_kind sniff(const char *path)
     return pprof_in__is_gzip((const uint8_t *)magic, got) ? INPUT_PPROF : INPUT_FOLDED;
 }
 
+/* A folded or pprof file, read whole and parsed into p. */
+static int parse_file(struct profile *p, const char *path, enum input_kind kind)
+{
+    char *buf;
+    size_t len;
+    int ret = read_whole_file(path, &buf, &len);
+    if (ret < 0)
+        return ret;
+    if (kind == INPUT_PPROF) {
+        ret = pprof_in__parse(p, (const uint8_t *)buf, len, path);
+    } else if (memchr(buf, 0, len)) {
+        warnx_("%s: binary data, not folded stacks (for a perf.data file, leave out --input folded)",
+               path);
+        ret = -EINVAL;
+    } else {
+        ret = folded__parse(p, buf, len, path);
+    }
+    free(buf);
+    return ret;
+}
+
 int input__load(struct profile **out, const char *path, enum input_kind kind,
                 const struct pipeline_opts *o)
 {
@@ -51,32 +72,23 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
                " it has", path, o->view.view == VIEW_PYTHON ? "python" : "native",
                kind == INPUT_PPROF ? "pprof" : "folded");
     struct profile *p = profile__new(0);
-    if (kind == INPUT_PPROF) {
-        int ret = pprof_in__read(p, path);
-        if (ret == 0 && o->weight) {
-            int i = profile__find_type(p, o->weight);
-            if (i < 0) {
-                warnx_("%s: no sample type %s", path, o->weight);
-                ret = -EINVAL;
-            } else {
-                profile__set_weight(p, (size_t)i);
-            }
-        }
-        if (ret < 0) {
-            profile__delete(p);
-            return ret;
-        }
-        *out = p;
-        return 0;
-    }
-    if (o->weight) {
+    if (kind == INPUT_FOLDED && o->weight) {
         /* Folded text does not say what its numbers are: --weight names them. */
         size_t n = strlen(o->weight);
         struct value_type t = {o->weight, n > 3 && !strcmp(o->weight + n - 3, "-ns") ? "nanoseconds"
                                           : strstr(o->weight, "bytes") ? "bytes" : "count"};
         profile__set_types(p, &t, 1, 0);
     }
-    int ret = folded__read(p, path);
+    int ret = parse_file(p, path, kind);
+    if (ret == 0 && kind == INPUT_PPROF && o->weight) {
+        int i = profile__find_type(p, o->weight);
+        if (i < 0) {
+            warnx_("%s: no sample type %s", path, o->weight);
+            ret = -EINVAL;
+        } else {
+            profile__set_weight(p, (size_t)i);
+        }
+    }
     if (ret < 0) {
         profile__delete(p);
         return ret;

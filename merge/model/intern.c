@@ -53,14 +53,14 @@ static void rehash(struct intern *in)
     in->n_slots = n_slots;
 }
 
-u32 intern__id(struct intern *in, const char *s, size_t len)
+u32 intern__id(struct intern *in, const void *s, size_t len)
 {
     u64 h = hash_bytes(s, len);
     size_t i = h & (in->n_slots - 1);
 
     for (; in->slots[i]; i = (i + 1) & (in->n_slots - 1)) {
         const struct entry *e = &in->ents[in->slots[i] - 1];
-        if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
+        if (e->hash == h && e->len == len && (len == 0 || memcmp(e->s, s, len) == 0))
             return in->slots[i] - 1;
     }
     GROW(in->ents, in->cap, in->n + 1);
@@ -75,6 +75,11 @@ u32 intern__id(struct intern *in, const char *s, size_t len)
 const char *intern__str(const struct intern *in, u32 id)
 {
     return in->ents[id].s;
+}
+
+size_t intern__len(const struct intern *in, u32 id)
+{
+    return in->ents[id].len;
 }
 
 u32 intern__count(const struct intern *in)

@@ -2,7 +2,6 @@
 #include "profile.h"
 #include "idmap.h"
 #include "intern.h"
-#include "stacks.h"
 #include "util.h"
 
 #include <errno.h>
@@ -18,7 +17,7 @@ struct profile {
     size_t n_threads, cap_threads;
     struct idmap thread_by_key; /* hash of (pid, tid, comm, label) -> chain head + 1 */
     u32 *thread_next;           /* collision chains of thread_by_key */
-    struct stacks *stacks;
+    struct intern *stacks;      /* each the bytes of its frame ids, root first */
     struct psample *samples;
     size_t n_samples, cap_samples;
     struct idmap sample_by_key; /* thread << 32 | stack -> index + 1 */
@@ -35,11 +34,7 @@ struct profile *profile__new(int keep_time)
 {
     struct profile *p = xcalloc(1, sizeof(*p));
     p->names = intern__new();
-    idmap__init(&p->frame_by_key);
-    idmap__init(&p->thread_by_key);
-    idmap__init(&p->sample_by_key);
-    idmap__init(&p->build_ids);
-    p->stacks = stacks__new();
+    p->stacks = intern__new();
     p->keep_time = keep_time;
     p->types[0] = (struct value_type){"samples", "count"};
     p->n_types = 1;
@@ -56,7 +51,7 @@ void profile__delete(struct profile *p)
     free(p->threads);
     free(p->thread_next);
     idmap__exit(&p->thread_by_key);
-    stacks__delete(p->stacks);
+    intern__delete(p->stacks);
     free(p->samples);
     idmap__exit(&p->sample_by_key);
     idmap__exit(&p->build_ids);
@@ -177,12 +172,13 @@ uint32_t profile__n_threads(const struct profile *p)
 
 uint32_t profile__stack(struct profile *p, const uint32_t *root_first, size_t n)
 {
-    return stacks__intern(p->stacks, root_first, n);
+    return intern__id(p->stacks, root_first, n * sizeof(*root_first));
 }
 
 const uint32_t *profile__get_stack(const struct profile *p, uint32_t id, size_t *n)
 {
-    return stacks__get(p->stacks, id, n);
+    *n = intern__len(p->stacks, id) / sizeof(uint32_t);
+    return (const uint32_t *)(const void *)intern__str(p->stacks, id);
 }
 
 void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time,

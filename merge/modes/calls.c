@@ -44,7 +44,6 @@ struct calls *calls__new(struct profile *p, pentry_fn put, void *ctx)
     c->p = p;
     c->put = put;
     c->put_ctx = ctx;
-    idmap__init(&c->by_tid);
     return c;
 }
 

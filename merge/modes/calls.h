@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 /* Which value is which in a calls profile. */
-enum { CALLS_COUNT, CALLS_WALL, CALLS_LATENCY, CALLS_N_VALUES };
+enum { CALLS_COUNT, CALLS_WALL, CALLS_LATENCY };
 
 struct calls_filter {
     const regex_t *only, *inside;   /* NULL: no such filter */

@@ -18,9 +18,7 @@ struct intervals {
 
 struct intervals *intervals__new(void)
 {
-    struct intervals *iv = xcalloc(1, sizeof(*iv));
-    idmap__init(&iv->by_tid);
-    return iv;
+    return xcalloc(1, sizeof(struct intervals));
 }
 
 void intervals__delete(struct intervals *iv)

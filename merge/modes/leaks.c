@@ -27,39 +27,34 @@ struct leaks {
 
 struct leaks *leaks__new(void)
 {
-    struct leaks *l = xcalloc(1, sizeof(*l));
-    idmap__init(&l->by_pid);
-    idmap__init(&l->by_tid);
-    return l;
+    return xcalloc(1, sizeof(struct leaks));
+}
+
+static void tstack_free(void *v)
+{
+    free(((struct tstack *)v)->e);
+    free(v);
+}
+
+static void blocks_free(void *v)
+{
+    idmap__exit(v);
+    free(v);
 }
 
 void leaks__delete(struct leaks *l)
 {
     if (!l)
         return;
-    void *v;
-    for (size_t i = 0; idmap__next(&l->by_tid, &i, &v);) {
-        free(((struct tstack *)v)->e);
-        free(v);
-    }
-    idmap__exit(&l->by_tid);
-    for (size_t i = 0; idmap__next(&l->by_pid, &i, &v);) {
-        idmap__exit(v);
-        free(v);
-    }
-    idmap__exit(&l->by_pid);
+    idmap__exit_with(&l->by_tid, tstack_free);
+    idmap__exit_with(&l->by_pid, blocks_free);
     free(l->blocks);
     free(l);
 }
 
 static struct tstack *tstack_of(struct leaks *l, uint32_t tid)
 {
-    struct tstack *t = idmap__get(&l->by_tid, tid);
-    if (!t) {
-        t = xcalloc(1, sizeof(*t));
-        idmap__put(&l->by_tid, tid, t);
-    }
-    return t;
+    return idmap__get_or_new(&l->by_tid, tid, sizeof(struct tstack));
 }
 
 void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes, uint64_t old,
@@ -74,13 +69,7 @@ void leaks__enter(struct leaks *l, uint32_t tid, enum leak_fn fn, uint64_t bytes
  * addresses. */
 static struct idmap *blocks_of(struct leaks *l, uint32_t pid)
 {
-    struct idmap *m = idmap__get(&l->by_pid, pid);
-    if (!m) {
-        m = xmalloc(sizeof(*m));
-        idmap__init(m);
-        idmap__put(&l->by_pid, pid, m);
-    }
-    return m;
+    return idmap__get_or_new(&l->by_pid, pid, sizeof(struct idmap));
 }
 
 /* The live block at ptr, or NULL. */

@@ -30,7 +30,7 @@ static int alloc_found(struct perf_reader *r)
 
 /* The role of a's events, and in f what allocator function they are of;
  * *size: the field that says how much an entry asks for. */
-static enum role alloc_role(const struct modes *m, const struct pd_attr *a,
+static enum role probe_role(const struct modes *m, const struct pd_attr *a,
                             struct alloc_fields *f, const char **size)
 {
     static const char *const fns[] = {[LEAK_MALLOC] = "malloc", [LEAK_CALLOC] = "calloc",
@@ -68,51 +68,48 @@ static enum role alloc_role(const struct modes *m, const struct pd_attr *a,
 static int alloc_fields(struct modes *m, const struct pd_attr *a, enum role role,
                         struct alloc_fields *f, const char *size)
 {
-    uint64_t id;
     int sampled = role == ROLE_SAMPLED;
     int need_size = role == ROLE_ALLOC || sampled;
     int need_ptr = role != ROLE_ALLOC;
     const char *missing = NULL;
-    if (!m->td || !modes__tracepoint(a, &id))
-        missing = need_size ? size : "ptr";
-    else if (need_size && tracedata__field(m->td, id, size, &f->bytes) < 0)
+    if (need_size && modes__field(m, a, size, &f->bytes) < 0)
         missing = size;
-    else if (need_ptr && tracedata__field(m->td, id, "ptr", &f->ptr) < 0)
+    else if (need_ptr && modes__field(m, a, "ptr", &f->ptr) < 0)
         missing = "ptr";
-    else if (sampled && tracedata__field(m->td, id, "weight", &f->weight) < 0)
+    else if (sampled && modes__field(m, a, "weight", &f->weight) < 0)
         missing = "weight";
     if (missing) {
         modes__no_field(m, a->name, missing);
         return -EINVAL;
     }
-    f->has_nmemb = tracedata__field(m->td, id, "nmemb", &f->nmemb) == 0;
-    f->has_flags = f->fn == ALLOC_MMAP && tracedata__field(m->td, id, "flags", &f->flags) == 0;
-    f->has_ptr = need_ptr || tracedata__field(m->td, id, "ptr", &f->ptr) == 0;
+    f->has_nmemb = modes__field(m, a, "nmemb", &f->nmemb) == 0;
+    f->has_flags = f->fn == ALLOC_MMAP && modes__field(m, a, "flags", &f->flags) == 0;
+    f->has_ptr = need_ptr || modes__field(m, a, "ptr", &f->ptr) == 0;
+    return 0;
+}
+
+static int alloc_start(struct modes *m, struct perf_reader *r)
+{
+    (void)r;
+    m->af = xcalloc(m->n_roles + 1, sizeof(*m->af));
+    if (m->mode == MODE_LEAKS) {
+        m->leaks = leaks__new();
+        profile__keep_time(m->p);       /* the growth table */
+    }
     return 0;
 }
 
 /* The allocator probes pyperf-record sets (by their names in its group),
  * the mmap system call, and what each says: sizes at the entries, the
  * pointer at a return, a free and a realloc's entry. */
-static int alloc_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                       const char *weight)
+static int alloc_role(struct modes *m, const struct pd_attr *a, size_t i)
 {
-    (void)sel, (void)weight;
-    m->af = xcalloc(m->n_roles + 1, sizeof(*m->af));
-    for (size_t i = 0; i < m->n_roles; i++) {
-        const struct pd_attr *a = perf_reader__attr(r, i);
-        const char *size = "bytes";
-        m->role[i] = alloc_role(m, a, &m->af[i], &size);
-        if (m->role[i] != ROLE_NONE && m->role[i] != ROLE_FINALIZE &&
-            alloc_fields(m, a, m->role[i], &m->af[i], size) < 0)
-            return -EINVAL;
-    }
-    if (m->mode == MODE_LEAKS) {
-        m->leaks = leaks__new();
-        idmap__init(&m->finalized);
-        profile__keep_time(m->p);       /* the growth table */
-    }
-    return 0;
+    const char *size = "bytes";
+    enum role role = probe_role(m, a, &m->af[i], &size);
+    if (role != ROLE_NONE && role != ROLE_FINALIZE &&
+        alloc_fields(m, a, role, &m->af[i], size) < 0)
+        return -EINVAL;
+    return role;
 }
 
 /* mmap's flag for memory that is no file's, on the recording's kernel (x86-64) */
@@ -269,28 +266,15 @@ static void leaks_finish(struct modes *m)
 }
 
 const struct mode_ops mode_alloc = {
-    .name = "alloc",
-    .mode = MODE_ALLOC,
-    .found = alloc_found,
-    .types = {{"count", "count"}, {"bytes", "bytes"}},
-    .n_types = 2,
-    .weight = 1,
-    .pairs = 1,
-    .start = alloc_start,
-    .event = alloc_sample,
+    .mode = MODE_ALLOC, .found = alloc_found, .types = {{"count", "count"}, {"bytes", "bytes"}},
+    .weight = 1, .start = alloc_start, .role = alloc_role, .event = alloc_sample,
     .finish = alloc_finish,
 };
 
 const struct mode_ops mode_leaks = {
-    .name = "leaks",
-    .mode = MODE_LEAKS,
-    .found = leaks_found,
+    .mode = MODE_LEAKS, .found = leaks_found,
     .types = {{"count", "count"}, {"live-bytes", "bytes"}, {"bytes", "bytes"},
               {"objects", "count"}},
-    .n_types = 4,
-    .weight = 1,
-    .pairs = 1,
-    .start = alloc_start,
-    .event = alloc_sample,
+    .weight = 1, .start = alloc_start, .role = alloc_role, .event = alloc_sample,
     .finish = leaks_finish,
 };

@@ -22,32 +22,32 @@ static enum role call_role(const char *name)
            : event_matches(name, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
 }
 
-/* The roles, and the field that says what each entry or return is of: the
- * trampoline (tramp as pyperf-record names it, arg1 as perf probe does), a
- * system call's id. */
-static int calls_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                       const char *weight)
+static int calls_start(struct modes *m, struct perf_reader *r)
 {
-    (void)sel, (void)weight;
+    (void)r;
     m->f_key = xcalloc(m->n_roles + 1, sizeof(*m->f_key));
-    for (size_t i = 0; i < m->n_roles; i++) {
-        const struct pd_attr *a = perf_reader__attr(r, i);
-        uint64_t id;
-        m->role[i] = call_role(a->name);
-        if (m->role[i] == ROLE_NONE)
-            continue;
-        int sys = m->role[i] == ROLE_SYS_ENTER || m->role[i] == ROLE_SYS_EXIT;
-        if (!m->td || !modes__tracepoint(a, &id) ||
-            (tracedata__field(m->td, id, sys ? "id" : "tramp", &m->f_key[i]) < 0 &&
-             (sys || tracedata__field(m->td, id, "arg1", &m->f_key[i]) < 0))) {
-            modes__no_field(m, a->name, sys ? "id" : "tramp");
-            return -EINVAL;
-        }
-        if (m->role[i] == ROLE_SYS_ENTER)
-            m->f_id = m->f_key[i];
-    }
     m->calls = calls__new(m->p, modes__put, m);
     return 0;
+}
+
+/* The role, and the field that says what each entry or return is of: the
+ * trampoline (tramp as pyperf-record names it, arg1 as perf probe does), a
+ * system call's id. */
+static int calls_role(struct modes *m, const struct pd_attr *a, size_t i)
+{
+    enum role role = call_role(a->name);
+    if (role == ROLE_NONE)
+        return role;
+    int sys = role == ROLE_SYS_ENTER || role == ROLE_SYS_EXIT;
+    const char *key = sys ? "id" : "tramp";
+    if (modes__field(m, a, key, &m->f_key[i]) < 0 &&
+        (sys || modes__field(m, a, "arg1", &m->f_key[i]) < 0)) {
+        modes__no_field(m, a->name, key);
+        return -EINVAL;
+    }
+    if (role == ROLE_SYS_ENTER)
+        m->f_id = m->f_key[i];
+    return role;
 }
 
 int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *key)
@@ -88,17 +88,9 @@ static void calls_finish(struct modes *m)
 }
 
 const struct mode_ops mode_calls = {
-    .name = "calls",
-    .mode = MODE_CALLS,
-    .found = calls_found,
+    .mode = MODE_CALLS, .found = calls_found,
     .types = {[CALLS_COUNT] = {"count", "count"}, [CALLS_WALL] = {"wall-ns", "nanoseconds"},
-              [CALLS_LATENCY] = {"latency-ns", "nanoseconds"}},
-    .n_types = CALLS_N_VALUES,
-    .weight = CALLS_WALL,
-    .pairs = 1,
-    .stackless = 1,
-    .start = calls_start,
-    .event = call_event,
-    .thread_exit = call_thread_exit,
-    .finish = calls_finish,
+              [CALLS_LATENCY] = {"latency-ns", "nanoseconds"}}, .weight = CALLS_WALL,
+    .stackless = 1, .start = calls_start, .role = calls_role, .event = call_event,
+    .thread_exit = call_thread_exit, .finish = calls_finish,
 };

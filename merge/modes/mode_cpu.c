@@ -7,35 +7,36 @@
 
 /* --weight names a field of the selected event rather than a value: it
  * becomes the third value.  0, or -EINVAL after listing what there is. */
-static int weight_field(struct modes *m, const struct pd_attr *sel, const char *weight,
-                        struct value_type *t)
+static int weight_field(struct modes *m, struct value_type *t)
 {
-    uint64_t id;
-    if (!sel || !m->td || !modes__tracepoint(sel, &id) ||
-        tracedata__field(m->td, id, weight, &m->f_weight) < 0)
+    if (!m->sel || modes__field(m, m->sel, m->weight, &m->f_weight) < 0)
         return -EINVAL;
-    t[2].name = weight;
+    t[2].name = m->weight;
     profile__set_types(m->p, t, 3, 2);
     m->field = 2;
     return 0;
 }
 
-static int cpu_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                     const char *weight)
+static int cpu_start(struct modes *m, struct perf_reader *r)
 {
-    int clock = sel ? modes__is_clock(sel->name) : 0;
+    (void)r;
+    int clock = m->sel ? modes__is_clock(m->sel->name) : 0;
     struct value_type t[] = {{"samples", "count"},
                              {clock ? "cpu-ns" : "period", clock ? "nanoseconds" : "count"},
                              {"", "count"}};
     if (clock)
         profile__set_types(m->p, t, 2, 1);
-    for (size_t i = 0; i < m->n_roles; i++)
-        if (sel && !strcmp(perf_reader__attr(r, i)->name, sel->name))
-            m->role[i] = ROLE_SAMPLE;
-    if (weight && strcmp(weight, "period") && strcmp(weight, "count") &&
-        profile__find_type(m->p, weight) < 0)
-        return weight_field(m, sel, weight, t) == 0 ? 0 : modes__no_weight(m, sel, weight);
+    const char *w = m->weight;
+    if (w && strcmp(w, "period") && strcmp(w, "count") && profile__find_type(m->p, w) < 0)
+        return weight_field(m, t) == 0 ? 0 : modes__no_weight(m, m->sel, w);
     return 0;
+}
+
+/* The selected event's samples; the others are not the profile's. */
+static int cpu_role(struct modes *m, const struct pd_attr *a, size_t i)
+{
+    (void)i;
+    return m->sel && !strcmp(a->name, m->sel->name) ? ROLE_SAMPLE : ROLE_NONE;
 }
 
 void modes__plain(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack)
@@ -46,11 +47,6 @@ void modes__plain(struct modes *m, const struct pd_sample *s, uint32_t thread, u
 }
 
 const struct mode_ops mode_cpu = {
-    .name = "cpu",
-    .mode = MODE_CPU,
-    .types = {{"samples", "count"}, {"period", "count"}},
-    .n_types = 2,
-    .weight = 1,
-    .start = cpu_start,
-    .event = modes__plain,
+    .mode = MODE_CPU, .types = {{"samples", "count"}, {"period", "count"}}, .weight = 1,
+    .start = cpu_start, .role = cpu_role, .event = modes__plain,
 };

@@ -12,20 +12,20 @@
 #define MODE_MAX_TYPES 4
 
 struct mode_ops {
-    const char *name;           /* as --mode spells it */
     enum mode mode;
     /* Whether r's events are this mode's; rows are asked in table order
      * (NULL: yes, the last row). */
     int (*found)(struct perf_reader *r);
-    struct value_type types[MODE_MAX_TYPES];
-    size_t n_types, weight;     /* the default weight: an index into types */
-    int pairs;                  /* its events pair up, so each one must be recorded */
+    struct value_type types[MODE_MAX_TYPES];    /* up to the first unnamed */
+    size_t weight;              /* the default weight: an index into types */
     int stackless;              /* its events come without stacks (TAKE_CALL, TAKE_BARE) */
-    /* After the types are set: each attr's role and the fields read.
-     * sel: the attr of the selected (or first) event, or NULL; weight:
-     * --weight, or NULL.  0, or -EINVAL after saying what is missing. */
-    int (*start)(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                 const char *weight);
+    /* After the types are set, before the roles: what the mode reads of
+     * every event, and its state.  0, or -EINVAL after saying what is
+     * missing. */
+    int (*start)(struct modes *m, struct perf_reader *r);
+    /* The role of a's events (attr index i), and the fields they are read
+     * by: a role, or -EINVAL after saying which field is missing. */
+    int (*role)(struct modes *m, const struct pd_attr *a, size_t i);
     /* A sample of one of its roles (modes__event). */
     void (*event)(struct modes *m, const struct pd_sample *s, uint32_t thread, uint32_t stack);
     void (*switch_in)(struct modes *m, uint32_t tid, uint64_t time);   /* NULL: ignored */
@@ -48,6 +48,12 @@ int modes__is_clock(const char *name);
 /* The tracepoint id of a (fields are looked up by it): 1, or 0 when a is
  * no tracepoint. */
 int modes__tracepoint(const struct pd_attr *a, uint64_t *id);
+
+/* Field name of a's events, from m's tracing data, into *f: 0, or a
+ * negative errno when a is no tracepoint or has no such field (or the
+ * recording no tracing data). */
+int modes__field(const struct modes *m, const struct pd_attr *a, const char *name,
+                 struct td_field *f);
 
 /* Field name of event, found in m's tracing data into *f: 0, or -EINVAL
  * after printing that event has no such field. */

@@ -21,54 +21,45 @@ static int syscalls_found(struct perf_reader *r)
            modes__has_event(r, "raw_syscalls:sys_exit");
 }
 
-/* The switch's fields, and the roles: switches, and in the wall mode the
- * clock's samples. */
+/* The switch's fields, and where the values go (offcpu: count, offcpu-ns;
+ * wall: samples, cpu-ns, offcpu-ns, wall-ns). */
 static int switch_start(struct modes *m, struct perf_reader *r)
 {
     if (modes__need_field(m, r, "sched:sched_switch", "prev_state", &m->f_state) < 0)
         return -EINVAL;
     m->has_next_pid = modes__need_field(m, r, "sched:sched_switch", "next_pid",
                                         &m->f_next_pid) == 0;
-    for (size_t i = 0; i < m->n_roles; i++) {
-        const char *n = perf_reader__attr(r, i)->name;
-        m->role[i] = event_matches(n, "sched:sched_switch") ? ROLE_SWITCH
-                     : m->mode == MODE_WALL && modes__is_clock(n) ? ROLE_SAMPLE : ROLE_NONE;
-    }
+    if (m->mode == MODE_WALL)
+        m->v_cpu = 1, m->v_off = 2, m->v_wall = 3;
+    else
+        m->v_cpu = SIZE_MAX, m->v_off = 1, m->v_wall = 1;
     m->spans = intervals__new();
     return 0;
 }
 
-static int offcpu_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                        const char *weight)
+/* Switches, and in the wall mode the clock's samples. */
+static int switch_role(struct modes *m, const struct pd_attr *a, size_t i)
 {
-    (void)sel, (void)weight;
-    m->v_off = 1;
-    m->v_wall = 1;
-    m->v_cpu = SIZE_MAX;
-    return switch_start(m, r);
+    (void)i;
+    return event_matches(a->name, "sched:sched_switch")          ? ROLE_SWITCH
+           : m->mode == MODE_WALL && modes__is_clock(a->name) ? ROLE_SAMPLE
+                                                                : ROLE_NONE;
 }
 
-static int wall_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                      const char *weight)
+static int syscalls_start(struct modes *m, struct perf_reader *r)
 {
-    (void)sel, (void)weight;
-    m->v_cpu = 1, m->v_off = 2, m->v_wall = 3;
-    return switch_start(m, r);
-}
-
-static int syscalls_start(struct modes *m, struct perf_reader *r, const struct pd_attr *sel,
-                          const char *weight)
-{
-    (void)sel, (void)weight;
     if (modes__need_field(m, r, "raw_syscalls:sys_enter", "id", &m->f_id) < 0)
         return -EINVAL;
-    for (size_t i = 0; i < m->n_roles; i++) {
-        const char *n = perf_reader__attr(r, i)->name;
-        m->role[i] = event_matches(n, "raw_syscalls:sys_enter") ? ROLE_SYS_ENTER
-                     : event_matches(n, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT : ROLE_NONE;
-    }
     m->spans = intervals__new();
     return 0;
+}
+
+static int syscalls_role(struct modes *m, const struct pd_attr *a, size_t i)
+{
+    (void)m, (void)i;
+    return event_matches(a->name, "raw_syscalls:sys_enter")  ? ROLE_SYS_ENTER
+           : event_matches(a->name, "raw_syscalls:sys_exit") ? ROLE_SYS_EXIT
+                                                              : ROLE_NONE;
 }
 
 /* A span's values: off-CPU time, or one system call and its latency. */
@@ -138,43 +129,22 @@ static void spans_finish(struct modes *m)
 }
 
 const struct mode_ops mode_offcpu = {
-    .name = "offcpu",
-    .mode = MODE_OFFCPU,
-    .found = offcpu_found,
-    .types = {{"count", "count"}, {"offcpu-ns", "nanoseconds"}},
-    .n_types = 2,
-    .weight = 1,
-    .pairs = 1,
-    .start = offcpu_start,
-    .event = switch_event,
-    .switch_in = switch_in,
+    .mode = MODE_OFFCPU, .found = offcpu_found,
+    .types = {{"count", "count"}, {"offcpu-ns", "nanoseconds"}}, .weight = 1,
+    .start = switch_start, .role = switch_role, .event = switch_event, .switch_in = switch_in,
     .finish = spans_finish,
 };
 
 const struct mode_ops mode_wall = {
-    .name = "wall",
-    .mode = MODE_WALL,
-    .found = wall_found,
+    .mode = MODE_WALL, .found = wall_found,
     .types = {{"samples", "count"}, {"cpu-ns", "nanoseconds"}, {"offcpu-ns", "nanoseconds"},
-              {"wall-ns", "nanoseconds"}},
-    .n_types = 4,
-    .weight = 3,
-    .pairs = 1,
-    .start = wall_start,
-    .event = switch_event,
-    .switch_in = switch_in,
+              {"wall-ns", "nanoseconds"}}, .weight = 3,
+    .start = switch_start, .role = switch_role, .event = switch_event, .switch_in = switch_in,
     .finish = spans_finish,
 };
 
 const struct mode_ops mode_syscalls = {
-    .name = "syscalls",
-    .mode = MODE_SYSCALLS,
-    .found = syscalls_found,
-    .types = {{"count", "count"}, {"latency-ns", "nanoseconds"}},
-    .n_types = 2,
-    .weight = 0,
-    .pairs = 1,
-    .start = syscalls_start,
-    .event = syscall_event,
-    .finish = spans_finish,
+    .mode = MODE_SYSCALLS, .found = syscalls_found,
+    .types = {{"count", "count"}, {"latency-ns", "nanoseconds"}}, .weight = 0,
+    .start = syscalls_start, .role = syscalls_role, .event = syscall_event, .finish = spans_finish,
 };

@@ -66,6 +66,15 @@ void modes__no_field(const struct modes *m, const char *event, const char *name)
     warnx_("%s: %s has no field %s (no tracing data in the recording?)", m->shown, event, name);
 }
 
+int modes__field(const struct modes *m, const struct pd_attr *a, const char *name,
+                 struct td_field *f)
+{
+    uint64_t id;
+    if (!m->td || !modes__tracepoint(a, &id))
+        return -ENOENT;
+    return tracedata__field(m->td, id, name, f);
+}
+
 int modes__need_field(struct modes *m, struct perf_reader *r, const char *event, const char *name,
                       struct td_field *f)
 {
@@ -74,7 +83,7 @@ int modes__need_field(struct modes *m, struct perf_reader *r, const char *event,
         uint64_t id;
         if (!event_matches(a->name, event) || !modes__tracepoint(a, &id))
             continue;
-        if (m->td && tracedata__field(m->td, id, name, f) == 0)
+        if (modes__field(m, a, name, f) == 0)
             return 0;
         break;
     }
@@ -123,8 +132,8 @@ static const struct mode_ops *choose(enum mode want, struct perf_reader *r)
     return &mode_cpu;
 }
 
-/* Pairing needs every event: a sampled tracepoint (perf record -F applied
- * to it) drops most of them. */
+/* Pairing needs every event (the roles past ROLE_SAMPLE pair): a sampled
+ * tracepoint (perf record -F applied to it) drops most of them. */
 static void warn_sampled(const struct modes *m, struct perf_reader *r)
 {
     for (size_t i = 0; i < m->n_roles; i++) {
@@ -134,6 +143,27 @@ static void warn_sampled(const struct modes *m, struct perf_reader *r)
                    " to it): its spans are incomplete; record it without -F or -c", m->shown,
                    a->name);
     }
+}
+
+/* Each attr's role, as the mode's row says; 0, or -EINVAL after saying
+ * what is missing. */
+static int set_roles(struct modes *m, struct perf_reader *r)
+{
+    for (size_t i = 0; i < m->n_roles; i++) {
+        int role = m->ops->role(m, perf_reader__attr(r, i), i);
+        if (role < 0)
+            return role;
+        m->role[i] = (uint8_t)role;
+    }
+    return 0;
+}
+
+static size_t n_types(const struct mode_ops *ops)
+{
+    size_t n = 0;
+    while (n < MODE_MAX_TYPES && ops->types[n].name)
+        n++;
+    return n;
 }
 
 /* --weight: a value type by name; 0, or -EINVAL after listing them. */
@@ -166,14 +196,14 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
                strerror(errno));
     m->n_roles = perf_reader__n_attrs(r);
     m->role = xcalloc(m->n_roles + 1, 1);
-    const struct pd_attr *sel = attr_named(r, event ? event : first);
-    profile__set_types(p, m->ops->types, m->ops->n_types, m->ops->weight);
-    int err = m->ops->start(m, r, sel, weight);
-    if (err < 0)
+    m->sel = attr_named(r, event ? event : first);
+    m->weight = weight;
+    profile__set_types(p, m->ops->types, n_types(m->ops), m->ops->weight);
+    int err = m->ops->start(m, r);
+    if (err < 0 || (err = set_roles(m, r)) < 0)
         return err;
-    if (m->ops->pairs)
-        warn_sampled(m, r);
-    return weight ? set_weight(m, sel, weight) : 0;
+    warn_sampled(m, r);
+    return weight ? set_weight(m, m->sel, weight) : 0;
 }
 
 void modes__set_at(struct modes *m, enum at_kind at, uint64_t ns)
@@ -187,8 +217,7 @@ void modes__exit(struct modes *m)
     tracedata__delete(m->td);
     intervals__delete(m->spans);
     calls__delete(m->calls);
-    if (m->leaks)
-        idmap__exit(&m->finalized);
+    idmap__exit(&m->finalized);
     leaks__delete(m->leaks);
     free(m->af);
     free(m->f_key);

@@ -27,8 +27,8 @@
  *
  * Each mode is one row of modes.c's table (struct mode_ops, mode_ops.h):
  * its value types, default weight, the events it needs, and handlers for
- * start, event and finish, in its own mode_*.c.  A new mode is a row and
- * a file.
+ * start, each event's role, event and finish, in its own mode_*.c.  A new
+ * mode is a row and a file.
  *
  * The mode comes from the recording's events (pyperf-record --mode makes
  * the matching set), so a plain `pymerge perf.data` does the right thing;
@@ -94,6 +94,8 @@ struct modes {
     uint64_t first_time;
     uint64_t sampled;           /* sampled allocations seen */
     const char *shown;
+    const struct pd_attr *sel;  /* the selected (or first) event, or NULL */
+    const char *weight;         /* --weight, or NULL */
 };
 
 /*

@@ -146,7 +146,7 @@ int live__write(FILE *f, const struct profile *p, struct live *l)
     l->out = f;
     if (profile__n_types(p) == 0) {
         fputs("x 0\n", f);
-        return fflush(f) != 0 || ferror(f) ? -EIO : -ENODATA;
+        return written(f, -ENODATA);
     }
     return snapshot(l, p, 'x', l->next);
 }

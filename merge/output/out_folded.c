@@ -66,5 +66,5 @@ int out_folded__write(FILE *f, const struct profile *p, int annotate)
     free(text);
     free(starts);
     free(lines);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+    return written(f, 0);
 }

@@ -1,6 +1,7 @@
 /* out_growth.c - live bytes over time, top stacks, as a table (see out_growth.h). */
 #include "out_growth.h"
 #include "growth.h"
+#include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,7 +31,5 @@ int out_growth__write(FILE *f, const struct profile *p, size_t top)
     }
     size_t n = g.n;
     growth__exit(&g);
-    if (fflush(f) != 0 || ferror(f))
-        return -EIO;
-    return n ? 0 : -ENODATA;
+    return written(f, n ? 0 : -ENODATA);
 }

@@ -168,7 +168,5 @@ int out_growthplot__write(FILE *f, const struct profile *p, size_t top, const ch
     fputs("</svg>\n", f);
     size_t n = g.n;
     growth__exit(&g);
-    if (fflush(f) != 0 || ferror(f))
-        return -EIO;
-    return n ? 0 : -ENODATA;
+    return written(f, n ? 0 : -ENODATA);
 }

@@ -156,5 +156,5 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
     free(r.index);
     free(r.order);
     free(has);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+    return written(f, 0);
 }

@@ -341,7 +341,5 @@ int out_svg__write(FILE *f, const struct profile *p, const struct svg_opts *o)
     calltree__exit(&t);
     if (o->base)
         calltree__exit(&bt);
-    if (fflush(f) != 0 || ferror(f))
-        return -EIO;
-    return ret;
+    return written(f, ret);
 }

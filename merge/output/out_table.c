@@ -45,7 +45,5 @@ int out_table__write(FILE *f, const struct profile *p, size_t top)
     free(rows);
     free(sums);
     intern__delete(names);
-    if (fflush(f) != 0 || ferror(f))
-        return -EIO;
-    return n ? 0 : -ENODATA;
+    return written(f, n ? 0 : -ENODATA);
 }

@@ -94,7 +94,5 @@ int out_trace__write(FILE *f, const struct profile *p, const char *name)
     put_json_string(f, name, strlen(name));
     fputs("}}\n", f);
     free(used);
-    if (fflush(f) != 0 || ferror(f))
-        return -EIO;
-    return t0 == UINT64_MAX ? -ENODATA : 0;
+    return written(f, t0 == UINT64_MAX ? -ENODATA : 0);
 }

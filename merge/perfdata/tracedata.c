@@ -35,25 +35,23 @@ static int need(struct cur *c, size_t n)
     return (size_t)(c->end - c->p) >= n;
 }
 
-static int get_u32(struct cur *c, u32 *v)
+/* The unsigned integer of size bytes (at most 8) at p, in either byte
+ * order, at any alignment. */
+static u64 uint_at(const u8 *p, size_t size, int big_endian)
 {
-    if (!need(c, 4))
-        return -1;
-    u32 x;
-    memcpy(&x, c->p, 4);
-    *v = c->big_endian ? __builtin_bswap32(x) : x;
-    c->p += 4;
-    return 0;
+    u64 v = 0;
+    for (size_t i = 0; i < size; i++)
+        v |= (u64)p[big_endian ? i : size - 1 - i] << (8 * (size - 1 - i));
+    return v;
 }
 
-static int get_u64(struct cur *c, u64 *v)
+/* An unsigned integer of size bytes (4 or 8) in the file's byte order. */
+static int get_uint(struct cur *c, size_t size, u64 *v)
 {
-    if (!need(c, 8))
+    if (!need(c, size))
         return -1;
-    u64 x;
-    memcpy(&x, c->p, 8);
-    *v = c->big_endian ? __builtin_bswap64(x) : x;
-    c->p += 8;
+    *v = uint_at(c->p, size, c->big_endian);
+    c->p += size;
     return 0;
 }
 
@@ -71,7 +69,7 @@ static const char *get_str(struct cur *c)
 /* A u64-sized block: *p and *n, or -1 when it overruns. */
 static int get_block(struct cur *c, const u8 **p, u64 *n)
 {
-    if (get_u64(c, n) < 0 || !need(c, 0) || *n > (u64)(c->end - c->p))
+    if (get_uint(c, 8, n) < 0 || !need(c, 0) || *n > (u64)(c->end - c->p))
         return -1;
     *p = c->p;
     c->p += *n;
@@ -136,7 +134,7 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
     struct cur c = {buf, buf + size, 0};
     const u8 *p;
     u64 n;
-    u32 count, page_size;
+    u64 count, page_size;
 
     if (!need(&c, 10) || memcmp(c.p, magic, 10) != 0)
         return -1;
@@ -146,7 +144,7 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
     td->big_endian = c.big_endian = c.p[0] != 0;
     int long_size = c.p[1];
     c.p += 2;
-    if ((long_size != 4 && long_size != 8) || get_u32(&c, &page_size) < 0)
+    if ((long_size != 4 && long_size != 8) || get_uint(&c, 4, &page_size) < 0)
         return -1;
     tep_set_file_bigendian(td->tep, c.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_long_size(td->tep, long_size);
@@ -159,19 +157,19 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
     if (!need(&c, 13) || memcmp(c.p, "header_event", 13) != 0)
         return -1;
     c.p += 13;
-    if (get_block(&c, &p, &n) < 0 || get_u32(&c, &count) < 0)
+    if (get_block(&c, &p, &n) < 0 || get_uint(&c, 4, &count) < 0)
         return -1;
-    for (u32 i = 0; i < count; i++)         /* ftrace's own events: not sampled */
+    for (u64 i = 0; i < count; i++)         /* ftrace's own events: not sampled */
         if (get_block(&c, &p, &n) < 0)
             return -1;
-    u32 systems;
-    if (get_u32(&c, &systems) < 0)
+    u64 systems;
+    if (get_uint(&c, 4, &systems) < 0)
         return -1;
-    for (u32 s = 0; s < systems; s++) {
+    for (u64 s = 0; s < systems; s++) {
         const char *sys = get_str(&c);
-        if (!sys || get_u32(&c, &count) < 0)
+        if (!sys || get_uint(&c, 4, &count) < 0)
             return -1;
-        for (u32 i = 0; i < count; i++) {
+        for (u64 i = 0; i < count; i++) {
             if (get_block(&c, &p, &n) < 0)
                 return -1;
             /* Only the fields are needed: the print format, the richest
@@ -272,9 +270,7 @@ int td_field__read(const struct td_field *f, const void *raw, size_t size, uint6
     if (!raw || f->offset > size || f->size > size - f->offset)
         return -EINVAL;
     const u8 *p = (const u8 *)raw + f->offset;
-    u64 v = 0;
-    for (u32 i = 0; i < f->size; i++)           /* any endianness, any alignment */
-        v |= (u64)p[f->big_endian ? i : f->size - 1 - i] << (8 * (f->size - 1 - i));
+    u64 v = uint_at(p, f->size, f->big_endian);
     if (f->is_signed && f->size < 8 && (v >> (8 * f->size - 1)) & 1)
         v |= ~0ull << (8 * f->size);
     *val = v;

@@ -45,10 +45,6 @@ struct session *session__new(void)
 {
     struct session *s = xcalloc(1, sizeof(*s));
     s->strs = intern__new();
-    idmap__init(&s->threads);
-    idmap__init(&s->procs);
-    idmap__init(&s->dso_by_key);
-    idmap__init(&s->bid_by_path);
     return s;
 }
 
@@ -57,7 +53,6 @@ void session__delete(struct session *s)
     if (!s)
         return;
     size_t i;
-    void *v;
     for (i = 0; i < s->n_threads; i++)
         free(s->all_threads[i]);
     for (i = 0; i < s->n_procs; i++) {
@@ -69,13 +64,10 @@ void session__delete(struct session *s)
     for (i = 0; i < s->n_dsos; i++)
         free(s->dsos[i]);
     free(s->dsos);
-    i = 0;
-    while (idmap__next(&s->bid_by_path, &i, &v))
-        free(v);
     idmap__exit(&s->threads);
     idmap__exit(&s->procs);
     idmap__exit(&s->dso_by_key);
-    idmap__exit(&s->bid_by_path);
+    idmap__exit_with(&s->bid_by_path, free);
     intern__delete(s->strs);
     free(s);
 }

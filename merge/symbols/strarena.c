@@ -16,19 +16,21 @@ void strarena__adopt(struct strarena *a, char *block)
 const char *strarena__copy(struct strarena *a, const char *s, size_t len)
 {
     char *dst;
+    size_t room = (len + 1 + 3) & ~(size_t)3;  /* the next one stays aligned */
     if (len + 1 > BLOCK / 4) {          /* a long string gets its own block */
         dst = xmalloc(len + 1);
         strarena__adopt(a, dst);
     } else {
-        if (a->left < len + 1) {
+        if (a->left < room) {
             a->cur = xmalloc(BLOCK);
             strarena__adopt(a, a->cur);
             a->left = BLOCK;
         }
         dst = a->cur + (BLOCK - a->left);
-        a->left -= len + 1;
+        a->left -= room;
     }
-    memcpy(dst, s, len);
+    if (len)                            /* s may be NULL then */
+        memcpy(dst, s, len);
     dst[len] = 0;
     return dst;
 }

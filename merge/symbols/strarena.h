@@ -1,7 +1,8 @@
 /*
  * strarena.h - storage for many small strings that live and die together
  * (symbol names of one table, interned names).  Strings never move, so
- * pointers into the arena stay valid until strarena__exit.
+ * pointers into the arena stay valid until strarena__exit.  A copied one
+ * starts at a multiple of 4 bytes, so it may hold an array of uint32_t.
  */
 #ifndef PYMERGE_STRARENA_H
 #define PYMERGE_STRARENA_H

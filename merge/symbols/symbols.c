@@ -122,7 +122,6 @@ struct symbols *symbols__new(const struct symbols_opts *opts)
     if (opts->preload_kernel &&
         pthread_create(&sy->kernel_loader, NULL, kernel_loader, sy) == 0)
         sy->kernel_loading = 1;
-    idmap__init(&sy->frame_by_key);
     sy->cache_slots = 1 << 14;
     sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
     sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);

@@ -104,10 +104,6 @@ struct stitch *stitch__new(size_t payload_size, size_t max_frames, uint32_t gap,
     st->gap = gap;
     st->emit = emit;
     st->ctx = ctx;
-    idmap__init(&st->threads);
-    idmap__init(&st->paths);
-    idmap__init(&st->calls);
-    idmap__init(&st->callers);
     return st;
 }
 
@@ -117,20 +113,21 @@ static void chain_free(struct chain *c)
     free(c->acts);
 }
 
+static void tstate_free(void *v)
+{
+    struct tstate *t = v;
+    chain_free(&t->last);
+    for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
+        chain_free(&t->pend[k]);
+    free(t->payloads);
+    free(t);
+}
+
 void stitch__delete(struct stitch *st)
 {
     if (!st)
         return;
-    void *v;
-    for (size_t i = 0; idmap__next(&st->threads, &i, &v);) {
-        struct tstate *t = v;
-        chain_free(&t->last);
-        for (size_t k = 0; k < STITCH_MAX_PENDING; k++)
-            chain_free(&t->pend[k]);
-        free(t->payloads);
-        free(t);
-    }
-    idmap__exit(&st->threads);
+    idmap__exit_with(&st->threads, tstate_free);
     chain_free(&st->tmp);
     idmap__exit(&st->paths);
     idmap__exit(&st->calls);
@@ -522,12 +519,7 @@ static void settle(struct stitch *st, struct tstate *t, const struct chain *comp
 
 static struct tstate *thread_state(struct stitch *st, uint64_t key)
 {
-    struct tstate *t = idmap__get(&st->threads, key);
-    if (!t) {
-        t = xcalloc(1, sizeof(*t));
-        idmap__put(&st->threads, key, t);
-    }
-    return t;
+    return idmap__get_or_new(&st->threads, key, sizeof(struct tstate));
 }
 
 /* Keeps a truncated sample until the next complete stack of t; a full

@@ -85,20 +85,20 @@ const char *unwind_stop__name(enum unwind_stop stop)
 
 struct unwind_dwarf *unwind_dwarf__new(void)
 {
-    struct unwind_dwarf *u = xcalloc(1, sizeof(*u));
-    idmap__init(&u->cfis);
-    return u;
+    return xcalloc(1, sizeof(struct unwind_dwarf));
+}
+
+static void cfi_free(void *v)
+{
+    if (v != &no_cfi)
+        cfi__delete(v);
 }
 
 void unwind_dwarf__delete(struct unwind_dwarf *u)
 {
     if (!u)
         return;
-    void *v;
-    for (size_t i = 0; idmap__next(&u->cfis, &i, &v);)
-        if (v != &no_cfi)
-            cfi__delete(v);
-    idmap__exit(&u->cfis);
+    idmap__exit_with(&u->cfis, cfi_free);
     free(u->failed);
     free(u);
 }

@@ -153,6 +153,29 @@ static void stacks_interned(void)
     profile__delete(p);
 }
 
+/* Many stacks of every length (past one storage block, through the table's
+ * growth) come back whole, each aligned for its uint32_t frames: stored
+ * one after another, an odd-sized neighbour would misalign the next. */
+static void stacks_many_come_back_aligned(void)
+{
+    struct profile *p = profile__new(0);
+    uint32_t fr[64];
+    for (uint32_t i = 0; i < 64; i++)
+        fr[i] = i * 7;
+    for (uint32_t round = 0; round < 2; round++)    /* the second finds each again */
+        for (uint32_t i = 0; i < 20000; i++) {
+            fr[0] = i;
+            CHECK(profile__stack(p, fr, 1 + i % 64) == i);
+        }
+    for (uint32_t i = 0; i < 20000; i++) {
+        size_t n;
+        const uint32_t *got = profile__get_stack(p, i, &n);
+        CHECK(n == 1 + i % 64 && (uintptr_t)got % sizeof(uint32_t) == 0);
+        CHECK(got[0] == i && got[n - 1] == (n > 1 ? (uint32_t)(n - 1) * 7 : i));
+    }
+    profile__delete(p);
+}
+
 /* Samples aggregate by (thread, stack), every type summed, in first-seen
  * order; thread 0 with stack 0 is a sample like any other.  The total is
  * the sum of the weight type, and follows set_weight, which ignores an
@@ -299,6 +322,7 @@ int main(void)
     frames_interned_by_name_and_kind();
     threads_interned_by_every_field();
     stacks_interned();
+    stacks_many_come_back_aligned();
     samples_sum_per_thread_and_stack();
     values_and_timed_halves();
     finish_orders_time_then_longer_span_stably();
