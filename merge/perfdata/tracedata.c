@@ -49,7 +49,7 @@ static u64 uint_at(const u8 *p, size_t size, int big_endian)
 static int get_uint(struct cur *c, size_t size, u64 *v)
 {
     if (!need(c, size))
-        return -1;
+        return -EINVAL;
     *v = uint_at(c->p, size, c->big_endian);
     c->p += size;
     return 0;
@@ -66,11 +66,11 @@ static const char *get_str(struct cur *c)
     return s;
 }
 
-/* A u64-sized block: *p and *n, or -1 when it overruns. */
+/* A u64-sized block: *p and *n, or -EINVAL when it overruns. */
 static int get_block(struct cur *c, const u8 **p, u64 *n)
 {
     if (get_uint(c, 8, n) < 0 || !need(c, 0) || *n > (u64)(c->end - c->p))
-        return -1;
+        return -EINVAL;
     *p = c->p;
     c->p += *n;
     return 0;
@@ -137,41 +137,41 @@ static int parse(struct tracedata *td, const u8 *buf, size_t size)
     u64 count, page_size;
 
     if (!need(&c, 10) || memcmp(c.p, magic, 10) != 0)
-        return -1;
+        return -EINVAL;
     c.p += 10;
     if (!get_str(&c) || !need(&c, 2))       /* version */
-        return -1;
+        return -EINVAL;
     td->big_endian = c.big_endian = c.p[0] != 0;
     int long_size = c.p[1];
     c.p += 2;
     if ((long_size != 4 && long_size != 8) || get_uint(&c, 4, &page_size) < 0)
-        return -1;
+        return -EINVAL;
     tep_set_file_bigendian(td->tep, c.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_long_size(td->tep, long_size);
     tep_set_page_size(td->tep, (int)page_size);
     if (!need(&c, 12) || memcmp(c.p, "header_page", 12) != 0)
-        return -1;
+        return -EINVAL;
     c.p += 12;
     if (get_block(&c, &p, &n) < 0)
-        return -1;
+        return -EINVAL;
     if (!need(&c, 13) || memcmp(c.p, "header_event", 13) != 0)
-        return -1;
+        return -EINVAL;
     c.p += 13;
     if (get_block(&c, &p, &n) < 0 || get_uint(&c, 4, &count) < 0)
-        return -1;
+        return -EINVAL;
     for (u64 i = 0; i < count; i++)         /* ftrace's own events: not sampled */
         if (get_block(&c, &p, &n) < 0)
-            return -1;
+            return -EINVAL;
     u64 systems;
     if (get_uint(&c, 4, &systems) < 0)
-        return -1;
+        return -EINVAL;
     for (u64 s = 0; s < systems; s++) {
         const char *sys = get_str(&c);
         if (!sys || get_uint(&c, 4, &count) < 0)
-            return -1;
+            return -EINVAL;
         for (u64 i = 0; i < count; i++) {
             if (get_block(&c, &p, &n) < 0)
-                return -1;
+                return -EINVAL;
             /* Only the fields are needed: the print format, the richest
              * grammar and where libtraceevent 1.7 dereferences NULL on a
              * corrupt one (REC->prev_st!te), is cut off.  The event then
