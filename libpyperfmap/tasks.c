@@ -19,6 +19,7 @@
  */
 #include "tasks.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,8 +78,9 @@ static PyTypeObject *module_type(const char *module, const char *attr)
     return (PyTypeObject *)t;
 }
 
-/* Finds asyncio's state once asyncio.tasks has run to its end; until then
- * (its import runs coroutines of its own rarely) returns -1. */
+/* Finds asyncio's state once asyncio.tasks has run to its end: 0; until
+ * then (its import runs coroutines of its own rarely) -EAGAIN; -ENOTSUP,
+ * for good, when it is not the asyncio this file knows. */
 static int resolve(void)
 {
     PyObject *name = PyUnicode_FromString("asyncio.tasks");
@@ -89,7 +91,7 @@ static int resolve(void)
     PyErr_Clear();
     if (!ct || !PyDict_Check(ct)) {
         Py_XDECREF(ct);
-        return -1;
+        return -EAGAIN;
     }
     py_future = module_type("asyncio.futures", "_PyFuture");
     py_task = module_type("asyncio.tasks", "_PyTask");
@@ -107,7 +109,7 @@ static int resolve(void)
         PyErr_Clear();
         unusable = 1;
         Py_DECREF(ct);
-        return -1;
+        return -ENOTSUP;
     }
     current_tasks = ct;
     return 0;
