@@ -257,15 +257,18 @@ class RealPrograms(Stitching):
     # truncated.  Under a sanitized pyperfmap (PYMERGE_CHILD_PRELOAD) the
     # program itself changes: the preloaded runtimes' interceptors and
     # frames sit in its stacks, and fewer samples complete: wider bounds.
-    # Paths (the tests below, 16 KiB) hold 98% and 3 points either way.
-    PLAIN = (dict(least=0.90, most=0.08) if os.environ.get('PYMERGE_CHILD_PRELOAD')
-             else dict(least=0.94, most=0.05))
+    # With paths (16 KiB), Django's imports complete 99.4-99.9% in most
+    # runs, and in about one run in five some 60 samples deep in nested
+    # imports stay truncated: 98.3% at worst plain, 97.7% sanitized.
+    SANITIZED = bool(os.environ.get('PYMERGE_CHILD_PRELOAD'))
+    PLAIN = dict(least=0.90, most=0.08) if SANITIZED else dict(least=0.94, most=0.05)
 
     def test_django(self):
         self.check_program('django', self.django(), **self.PLAIN)
 
     def test_django_paths(self):
-        self.check_program('django', self.django(), SMALL, paths=True)
+        self.check_program('django', self.django(), SMALL, paths=True,
+                           least=0.97 if self.SANITIZED else 0.98)
 
     def test_numpy(self):
         self.check_program('numpy', self.numpy(), **self.PLAIN)
