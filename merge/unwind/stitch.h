@@ -116,7 +116,7 @@
 
 #define STITCH_MAX_PENDING 64
 #define STITCH_MAX_PATH_FRAMES (16u << 20)
-#define STITCH_GUESS_DEPTH 4        /* callers guessed on one way out */
+#define STITCH_GUESS_DEPTH 8        /* callers guessed on one way out */
 #define STITCH_MAX_GUESSES 4096     /* callers tried per completion by path */
 #define STITCH_NO_GAP UINT32_MAX
 #define STITCH_MAX_LATE_BYTES (64u << 20)

@@ -494,9 +494,9 @@ static void no_gap_frame_leaves_a_disputed_call_truncated(void)
 }
 
 /* Guesses, fewest first: Y was also seen called from X (tried first, the
- * newest), which leads nowhere and is taken back; four callers in a row
- * never seen with their paths are found, five are not; a trampoline
- * called from the root has no frames to guess. */
+ * newest), which leads nowhere and is taken back; eight callers in a
+ * row never seen with their paths (STITCH_GUESS_DEPTH) are found, nine
+ * are not; a trampoline called from the root has no frames to guess. */
 static void offer_guesses(struct stitch *st)
 {
     teach(st, 17, "rAaGgVvWwYy", 2000);
@@ -504,26 +504,26 @@ static void offer_guesses(struct stitch *st)
     teach(st, 19, "rAaXxYy", 2250);
     CHECK(try_cut(st, 20, "rAaBbGgVvWwYyLl", 11, 2300) == STITCH_STITCHED);
     CHECK(!strcmp(text, "rAaBbGgVvWwYyLl"));
-    /* calls of D..I, under A */
-    teach(st, 30, "rAaCcDdEeFfHhIi", 2600);
+    /* calls of D..U, under A */
+    teach(st, 30, "rAaCcDdEeFfHhJjMmSsTtUu", 2600);
     /* C's path under B */
     teach(st, 31, "rAaBbCc", 2700);
-    /* "IiKk": H F E D unseen */
-    CHECK(try_cut(st, 32, "rAaBbCcDdEeFfHhIiKk", 15, 2800) == STITCH_STITCHED);
-    CHECK(!strcmp(text, "rAaBbCcDdEeFfHhIiKk"));
+    /* "UuKk": T S M J H F E D unseen */
+    CHECK(try_cut(st, 32, "rAaBbCcDdEeFfHhJjMmSsTtUuKk", 23, 2800) == STITCH_STITCHED);
+    CHECK(!strcmp(text, "rAaBbCcDdEeFfHhJjMmSsTtUuKk"));
     /* C called from N */
     teach(st, 33, "rAaNnCc", 2900);
     /* N's path under B */
     teach(st, 33, "rAaBbNn", 3000);
-    /* "IiKk": H F E D C unseen */
-    CHECK(try_cut(st, 34, "rAaBbNnCcDdEeFfHhIiKk", 17, 3100) == STITCH_TRUNCATED);
+    /* "UuKk": T S M J H F E D C unseen */
+    CHECK(try_cut(st, 34, "rAaBbNnCcDdEeFfHhJjMmSsTtUuKk", 25, 3100) == STITCH_TRUNCATED);
     /* O called from A */
     teach(st, 35, "rAaOo", 3200);
     /* "OoKk": O called from the root */
     CHECK(try_cut(st, 36, "rOoKk", 1, 3300) == STITCH_TRUNCATED);
 }
 
-static void guesses_fewest_first_up_to_four(void)
+static void guesses_fewest_first_up_to_eight(void)
 {
     struct stitch *st = fresh();
     offer_guesses(st);
@@ -611,7 +611,7 @@ int main(void)
     path_hook_inside_plain_hook_disputes_the_path();
     callers_guessed_by_name();
     no_gap_frame_leaves_a_disputed_call_truncated();
-    guesses_fewest_first_up_to_four();
+    guesses_fewest_first_up_to_eight();
     full_ring_settles_its_oldest_through_paths();
     stacks_without_paths_neither_teach_nor_follow();
     late_bound_then_the_end_gives_all_once();
