@@ -261,6 +261,8 @@ class RealPrograms(Stitching):
     # about one run in eight, some 60 samples inside imports that run once
     # stay truncated (97.7-98.3%, plain or sanitized): no copy showed their
     # callers, and guessing callers by name does not reach a path seen.
+    # Those samples share a few functions, whose shares then move by 1.9
+    # to 2.4 points.
     SANITIZED = bool(os.environ.get('PYMERGE_CHILD_PRELOAD'))
     PLAIN = dict(least=0.90, most=0.08) if SANITIZED else dict(least=0.94, most=0.05)
 
@@ -268,7 +270,7 @@ class RealPrograms(Stitching):
         self.check_program('django', self.django(), **self.PLAIN)
 
     def test_django_paths(self):
-        self.check_program('django', self.django(), SMALL, paths=True, least=0.97)
+        self.check_program('django', self.django(), SMALL, paths=True, least=0.97, most=0.03)
 
     def test_numpy(self):
         self.check_program('numpy', self.numpy(), **self.PLAIN)
