@@ -409,17 +409,28 @@ __attribute__((noinline)) static PyObject *find_task(PyObject *gen, struct gen_s
     return NULL;
 }
 
-/* While both live, the coroutine is the task's: a coroutine is resumed only
- * by its task, and the weak reference tells that no new coroutine took the
- * old one's address (an eager task drops its coroutine when done).  A C
- * Task whose coroutine is one load away is asked instead (gweak NULL). */
+/* Whether slot s remembers gen's task.  While both live, the coroutine is
+ * the task's: a coroutine is resumed only by its task, and the weak
+ * reference tells that no new coroutine took the old one's address (an
+ * eager task drops its coroutine when done).  A slot without gweak is a C
+ * Task's whose coroutine field's offset is learnt: one load asks it. */
+__attribute__((always_inline)) static inline int slot_holds(const struct gen_slot *s,
+                                                            PyObject *gen)
+{
+    return s->gen == gen && weak_is(s->weak, s->task)
+           && (s->gweak ? weak_is(s->gweak, gen)
+                        : *(PyObject **)((char *)s->task + c_coro_offset) == gen);
+}
+
+static inline struct gen_slot *gen_slot(PyObject *gen)
+{
+    return &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
+}
+
 static PyObject *task_of(PyObject *gen)
 {
-    struct gen_slot *s = &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
-    if (s->gen == gen && weak_is(s->weak, s->task)
-        && (s->gweak ? weak_is(s->gweak, gen) : runs(s->task, gen)))
-        return s->task;
-    return find_task(gen, s);
+    struct gen_slot *s = gen_slot(gen);
+    return slot_holds(s, gen) ? s->task : find_task(gen, s);
 }
 
 /* ---- the chain of a task, remembered -------------------------------------
@@ -445,6 +456,11 @@ static struct chain_slot {
     struct level lv[MAX_HOPS + 1];  /* lv[0] is the task */
     void *frames[TASKS_MAX_DEPTH];
 } chains[CHAIN_SLOTS];
+
+static inline struct chain_slot *chain_slot(PyObject *task)
+{
+    return &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
+}
 
 static inline Py_ssize_t list_len(PyObject *list)
 {
@@ -568,7 +584,7 @@ __attribute__((noinline)) static struct chain_slot *look_up(PyObject *gen)
     PyObject *task = task_of(gen);
     if (!task)
         return NULL;
-    struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
+    struct chain_slot *c = chain_slot(task);
     if (!same_chain(c, task, 1))
         walk(task, c);
     return c;
@@ -576,18 +592,14 @@ __attribute__((noinline)) static struct chain_slot *look_up(PyObject *gen)
 
 /* The common case, a task's next step: gen's task and its chain are what
  * they were last time, as told with loads and compares only (no call, so
- * no frame to set up).  A slot without gweak is a C Task's, whose
- * coroutine field's offset is learnt. */
+ * no frame to set up). */
 static inline struct chain_slot *remembered(PyObject *gen)
 {
-    const struct gen_slot *s = &gens[((uintptr_t)gen >> 4) % GEN_SLOTS];
-    PyObject *task = s->task;
-    if (!current_tasks || s->gen != gen || !weak_is(s->weak, task)
-        || (s->gweak ? !weak_is(s->gweak, gen)
-                     : *(PyObject **)((char *)task + c_coro_offset) != gen))
+    const struct gen_slot *s = gen_slot(gen);
+    if (!current_tasks || !slot_holds(s, gen))
         return NULL;
-    struct chain_slot *c = &chains[((uintptr_t)task >> 4) % CHAIN_SLOTS];
-    return same_chain(c, task, 0) ? c : NULL;
+    struct chain_slot *c = chain_slot(s->task);
+    return same_chain(c, s->task, 0) ? c : NULL;
 }
 
 int tasks__frames(PyObject *gen, void *const **frames)
