@@ -5,6 +5,7 @@ anywhere (the perf maps of the sampled processes, kallsyms, the DSOs with
 import os
 import shlex
 import shutil
+import signal
 import sys
 import time
 
@@ -112,10 +113,12 @@ def sibling(name):
     return shlex.quote(os.path.relpath(here)) if os.access(here, os.X_OK) else name
 
 
-def tell(prog, out, maps):
-    """Says where the recording is and how to look at it."""
+def tell(prog, out, maps, sig=None):
+    """Says where the recording is and how to look at it (and, on its first
+    line, the signal sig that stopped it)."""
     rel = os.path.relpath(out)
     rel = out if rel.startswith("..") else rel
-    sys.stderr.write("%s: wrote %s (%d perf maps)\n" % (prog, rel, len(maps)))
+    how = "stopped by %s; " % signal.Signals(sig).name if sig else ""
+    sys.stderr.write("%s: %swrote %s (%d perf maps)\n" % (prog, how, rel, len(maps)))
     sys.stderr.write("  look at it:  %s %s -o %s/flame.svg\n" % (sibling("pyperf-flamegraph"), rel, rel))
     sys.stderr.write("  or:          %s %s/perf.data > %s/stacks.folded\n" % (sibling("pymerge"), rel, rel))
