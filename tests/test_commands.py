@@ -193,6 +193,23 @@ class Children(Scratch):
                                env=dict(os.environ, PYTHONPATH=""), check=True)
             self.assert_children_mapped(self.child_pids(p.stdout))
 
+    def test_own_pythonpath_under_meson_devenv(self):
+        """PYTHONPATH=DIR pyperf-record in `meson devenv` (which replaces the
+        devenv's PYTHONPATH): it still finds the build's pyperfmap, and the
+        program imports from DIR and runs with pyperfmap enabled."""
+        user = os.path.join(self.dir, "user")
+        os.mkdir(user)
+        with open(os.path.join(user, "usermod.py"), "w") as f:
+            f.write("def from_user():\n    return 'user module'\n")
+        out = os.path.join(self.dir, "rec")
+        p = subprocess.run([shutil.which("meson"), "devenv", "-C", os.environ["MESON_BUILD_ROOT"], "env",
+                            "PYTHONPATH=" + user, "pyperf-record", "-o", out, "--", PYTHON, "-c",
+                            "import usermod, pyperfmap; print(usermod.from_user(), pyperfmap.is_enabled())"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=600, env=dict(os.environ, PYTHONPATH=""))
+        self.assertEqual((p.returncode, p.stdout), (0, "user module True\n"), p.stderr)
+        self.assertRegex(" ".join(os.listdir(out)), r"perf-\d+\.map")
+
     def test_recorded_children_name_their_functions(self):
         """pyperf-record: every child's map lands in the folder, and the
         merged stacks name each child's Python function."""

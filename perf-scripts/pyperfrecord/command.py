@@ -1,6 +1,7 @@
 """The program pyperf-record runs: which interpreter runs it (a python
 command, a console script's #! line, under unshare), and the environment
 that enables pyperfmap in it and in every Python process it starts."""
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -209,6 +210,10 @@ def pyperfmap_package():
     """The folder of the pyperfmap package this script finds (its own
     interpreter's, or PYTHONPATH's): it is lent to the program's interpreter."""
     spec = importlib.util.find_spec("pyperfmap")
+    devenv = os.environ.get("PYPERFMAP_DEVENV_PATH")
+    if spec is None and devenv:
+        # meson devenv's build, whose PYTHONPATH one given on the command line replaced
+        spec = importlib.machinery.PathFinder.find_spec("pyperfmap", [devenv])
     if spec is None or not spec.submodule_search_locations:
         raise RecordError("cannot import pyperfmap here; install it (pip install ., meson install -C build)"
                           " or run under `meson devenv -C build`")
