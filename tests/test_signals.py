@@ -62,15 +62,20 @@ while time.time() < end:
 
 # The pane: tracefs unmounted in a mount namespace of its own, the
 # command (its PID in DIR/pid: the probe group is named after it), then
-# its exit status and whether tracefs is left mounted, in files.
+# its exit status and whether tracefs is left mounted, in files.  These
+# are written by an inner shell, which outlives the signals; the outer one
+# is the session leader, whose end on a hangup sends SIGHUP to the
+# foreground group, as a terminal's shell does when the terminal closes.
 PANE = r"""
 t=/sys/kernel/tracing
 while mountpoint -q $t; do umount $t || exit 1; done
-trap : INT
 cd "$D"
-sh -c 'echo $$ > pid; exec "$@"' sh "$@"
+bash -c '
+trap : INT HUP
+sh -c "echo \$\$ > pid; exec \"\$@\"" sh "$@"
 echo $? > exit
-mountpoint -q $t && echo mounted > left
+mountpoint -q /sys/kernel/tracing && echo mounted > left
+' inner "$@"
 echo EXIT
 sleep 600
 """
@@ -215,6 +220,19 @@ class TestSignals(unittest.TestCase):
         self.interrupt([("top", 2, pane)])
         self.assert_stopped(pane, "pyperf-top", signal.SIGINT, probes_listed())
         self.assertIn("output.txt", os.listdir(pane.out))
+
+    def test_terminal_hangup(self):
+        """The terminal closes (tmux kill-session: SIGHUP to the foreground
+        group): perf, which handles no SIGHUP, keeps running until the
+        program has died of it and the file is whole; 129."""
+        pane = Pane("hangup", self.dir, [RECORD, "--mode", "leaks", "--exact"])
+        wait(lambda: pane.ready() or pane.done(), "ready")
+        time.sleep(0.5)
+        tmux("kill-session", "-t", "hangup")
+        wait(pane.done, "pyperf-record's end")
+        self.assertEqual(pane.file("exit"), str(128 + signal.SIGHUP))
+        self.assertIsNone(pane.file("left"), "tracefs left mounted")
+        self.assert_whole(pane.out, pane.file("pid"), probes_listed())
 
     def test_sigterm_and_sighup(self):
         """SIGTERM and SIGHUP sent to pyperf-record alone (perf and the

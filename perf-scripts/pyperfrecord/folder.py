@@ -179,6 +179,9 @@ def tell(prog, out, maps, sig=None):
     rel = os.path.relpath(out)
     rel = out if rel.startswith("..") else rel
     how = "stopped by %s; " % signal.Signals(sig).name if sig else ""
-    sys.stderr.write("%s: %swrote %s (%d perf maps)\n" % (prog, how, rel, len(maps)))
-    sys.stderr.write("  look at it:  %s %s -o %s/flame.svg\n" % (sibling("pyperf-flamegraph"), rel, rel))
-    sys.stderr.write("  or:          %s %s/perf.data > %s/stacks.folded\n" % (sibling("pymerge"), rel, rel))
+    # (the folder is complete: a terminal gone meanwhile, EIO, changes nothing)
+    with contextlib.suppress(OSError):
+        sys.stderr.write("%s: %swrote %s (%d perf maps)\n" % (prog, how, rel, len(maps)))
+        sys.stderr.write("  look at it:  %s %s -o %s/flame.svg\n" % (sibling("pyperf-flamegraph"), rel, rel))
+        sys.stderr.write("  or:          %s %s/perf.data > %s/stacks.folded\n" % (sibling("pymerge"), rel, rel))
+        sys.stderr.flush()

@@ -12,7 +12,10 @@ recorded program start with them unblocked (child()).  first() tells which
 one came, pending or handled, and the command exits 128 + its number.
 """
 import contextlib
+import functools
+import os
 import signal
+import subprocess
 
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -23,12 +26,30 @@ class Interrupted(KeyboardInterrupt):
 
 _received = []
 _armed = [False]
+# Whether a hangup stops the command: not under nohup, whose SIG_IGN the
+# program inherits too.
+_hangup = [True]
+# Whether standard error is a terminal, which takes no more output after
+# a hangup (EIO).
+_tty = [False]
+
+
+def _hung_up(sig):
+    """After a hangup of its terminal, what the command says goes nowhere,
+    rather than an EIO ending it before the folder is complete."""
+    if sig == signal.SIGHUP and _tty[0]:
+        _tty[0] = False
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
 
 
 def _handler(signum, _frame):
     # Python runs handlers in the main thread only; a signal that another
     # thread took (pyperf-top's copier) is counted here too.
     _received.append(signum)
+    _hung_up(signum)
     if _armed[0] and len(_received) == 1:
         _armed[0] = False
         signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
@@ -37,15 +58,38 @@ def _handler(signum, _frame):
 
 def hold():
     """From now on the three signals are noted, not acted on, until armed()."""
-    for s in STOPS:
+    _hangup[0] = signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN
+    _tty[0] = os.isatty(2)
+    for s in STOPS[:2 + _hangup[0]]:
         signal.signal(s, _handler)
     signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
 
 
 def child():
-    """A child's start (preexec_fn): perf and the recorded program take
-    Ctrl-C as they would on their own."""
+    """perf's start (preexec_fn): it takes Ctrl-C and SIGTERM as it would on
+    its own, but ignores a hangup, which would kill it before it wrote its
+    file (perf handles no SIGHUP); workload() gives the program SIGHUP's
+    default back."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+@functools.lru_cache(maxsize=None)
+def _env_resets():
+    """Whether env has --default-signal (GNU coreutils 8.31 and later)."""
+    try:
+        return subprocess.run(["env", "--default-signal=HUP", "true"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
+    except OSError:
+        return False
+
+
+def workload(cmd):
+    """The command perf starts for cmd: the program takes a hangup as it
+    would on its own, which perf, ignoring it (child()), would not let it."""
+    if _hangup[0] and _env_resets():
+        return ["env", "--default-signal=HUP"] + cmd
+    return cmd
 
 
 @contextlib.contextmanager
@@ -68,7 +112,9 @@ def first():
     if _received:
         return _received[0]
     pending = signal.sigpending()
-    return next((s for s in STOPS if s in pending), None)
+    sig = next((s for s in STOPS if s in pending), None)
+    _hung_up(sig)
+    return sig
 
 
 def name(sig):
