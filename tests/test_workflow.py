@@ -70,8 +70,8 @@ class Record(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         maps = sorted(f for f in os.listdir(out) if f.startswith("perf-") and f.endswith(".map"))
         self.assertEqual(len(maps), 2, os.listdir(out))
-        for m in maps:   # /tmp cleaned: only the folder's copies remain
-            os.unlink(os.path.join("/tmp", m))
+        for m in maps:   # both exited: pyperf-record took their maps out of /tmp
+            self.assertFalse(os.path.exists(os.path.join("/tmp", m)), m)
         self.assertIn("pyperf-flamegraph", r.stderr)
         folded = run(["pymerge", "--view", "python", "--pid", os.path.join(out, "perf.data")])
         self.assertEqual(folded.returncode, 0, folded.stderr)
