@@ -56,11 +56,17 @@ def _handler(signum, _frame):
         raise Interrupted()
 
 
+def _stops():
+    """The signals that stop the command (under nohup, a hangup, though
+    pending while blocked, does not)."""
+    return STOPS if _hangup[0] else STOPS[:2]
+
+
 def hold():
     """From now on the three signals are noted, not acted on, until armed()."""
     _hangup[0] = signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN
     _tty[0] = os.isatty(2)
-    for s in STOPS[:2 + _hangup[0]]:
+    for s in _stops():
         signal.signal(s, _handler)
     signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
 
@@ -112,7 +118,7 @@ def first():
     if _received:
         return _received[0]
     pending = signal.sigpending()
-    sig = next((s for s in STOPS if s in pending), None)
+    sig = next((s for s in _stops() if s in pending), None)
     _hung_up(sig)
     return sig
 
