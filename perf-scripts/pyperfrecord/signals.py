@@ -12,10 +12,8 @@ recorded program start with them unblocked (child()).  first() tells which
 one came, pending or handled, and the command exits 128 + its number.
 """
 import contextlib
-import functools
 import os
 import signal
-import subprocess
 
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -80,22 +78,14 @@ def child():
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
-@functools.lru_cache(maxsize=None)
-def _env_resets():
-    """Whether env has --default-signal (GNU coreutils 8.31 and later)."""
-    try:
-        return subprocess.run(["env", "--default-signal=HUP", "true"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0
-    except OSError:
-        return False
-
-
-def workload(cmd):
-    """The command perf starts for cmd: the program takes a hangup as it
-    would on its own, which perf, ignoring it (child()), would not let it."""
-    if _hangup[0] and _env_resets():
-        return ["env", "--default-signal=HUP"] + cmd
-    return cmd
+def workload(env):
+    """env, for the program perf starts: the start hook (sitecustomize) of
+    its first Python process gives SIGHUP its default back, which perf,
+    ignoring it (child()), would not let it have; under nohup it stays
+    ignored."""
+    if _hangup[0]:
+        env["PYPERFMAP_SIGHUP_DEFAULT"] = "1"
+    return env
 
 
 @contextlib.contextmanager
