@@ -244,6 +244,9 @@ class PprofTest(PymergeCase):
                 # shadow make every other leaf less than -top's default 0.5%
                 # node fraction: all nodes are shown)
                 top = self.go_pprof("-top", "-nodefraction=0", pb)
+                # the main mapping is the program's executable, in every view
+                self.assertIn("\nFile: %s\n" % os.path.basename(os.path.realpath(PYTHON)),
+                              "\n" + top, top[:300])
                 for name in top_names(top, min(5, len(ranked))):
                     self.assertGreaterEqual(self_w[name], fifth, (name, self_w.most_common(6)))
                 self.assertIn(top_names(top, 1)[0],
@@ -315,6 +318,9 @@ class PprofTest(PymergeCase):
         self.assertLess(sum(folded_stacks(samples).values()), sum(stacks.values()))
 
     def test_round_trip_through_pprof_keeps_the_folded_output(self):
+        """pprof written and read back gives the folded stacks of the
+        recording, gzip'd or bare, recognized by its bytes without
+        --input, as folded text is."""
         for mode in ("cpu", "wall"):
             with self.subTest(mode=mode):
                 data = self.recordings[mode][0]
@@ -328,6 +334,12 @@ class PprofTest(PymergeCase):
                     g.write(f.read())
                 self.assertEqual(self.pymerge("--input", "pprof", bare).stdout,
                                  self.pymerge(data).stdout)
+                # told by its bytes, gzip'd or bare, and so is folded text
+                folded = os.path.join(self.dir, "rt-%s.folded" % mode)
+                with open(folded, "w") as f:
+                    f.write(self.pymerge(data).stdout)
+                for path in (pb, bare, folded):
+                    self.assertEqual(self.pymerge(path).stdout, self.pymerge(data).stdout)
                 # diff tells pprof from folded and perf.data by its magic
                 r = self.pymerge("diff", "--format", "table", "--fail-above", "0.01", data, pb)
                 self.assertEqual(r.returncode, 0)
