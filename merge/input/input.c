@@ -39,24 +39,27 @@ static int folded_text(const char *b, size_t got)
     return digits > 0 && digits < len && b[len - 1 - digits] == ' ';
 }
 
-/* What path holds, from its first bytes; INPUT_AUTO: none of the three
- * (*empty: not a byte). */
+enum input_kind input__kind_of(const uint8_t *head, size_t got)
+{
+    /* PERFILE2, or its byte-swapped form from the other endianness */
+    if (got >= 8 && (!memcmp(head, "PERFILE2", 8) || !memcmp(head, "2ELIFREP", 8)))
+        return INPUT_PERF;
+    if (pprof_in__is_gzip(head, got) || bare_pprof(head, got))
+        return INPUT_PPROF;
+    return folded_text((const char *)head, got) ? INPUT_FOLDED : INPUT_AUTO;
+}
+
+/* What path holds, from its first bytes (*empty: not a byte). */
 static enum input_kind sniff(const char *path, int *empty)
 {
-    char head[4096];
+    uint8_t head[INPUT_HEAD];
     FILE *f = fopen(path, "rb");
     if (!f)
         return INPUT_PERF;  /* let the reader report why it cannot be opened */
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     *empty = got == 0;
-    const uint8_t *b = (const uint8_t *)head;
-    /* PERFILE2, or its byte-swapped form from the other endianness */
-    if (got >= 8 && (!memcmp(head, "PERFILE2", 8) || !memcmp(head, "2ELIFREP", 8)))
-        return INPUT_PERF;
-    if (pprof_in__is_gzip(b, got) || bare_pprof(b, got))
-        return INPUT_PPROF;
-    return folded_text(head, got) ? INPUT_FOLDED : INPUT_AUTO;
+    return input__kind_of(head, got);
 }
 
 /* A folded or pprof file, read whole and parsed into p. */

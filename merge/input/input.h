@@ -20,4 +20,9 @@ enum input_kind { INPUT_AUTO, INPUT_PERF, INPUT_FOLDED, INPUT_PPROF };
 int input__load(struct profile **out, const char *path, enum input_kind kind,
                 const struct pipeline_opts *o);
 
+/* What a file is from its first bytes head[0..len) (INPUT_HEAD of them, or
+ * the whole file if shorter), as INPUT_AUTO tells it; INPUT_AUTO: none. */
+#define INPUT_HEAD 4096
+enum input_kind input__kind_of(const uint8_t *head, size_t len);
+
 #endif
