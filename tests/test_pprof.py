@@ -111,11 +111,12 @@ def folded_stacks(text):
 
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
-# name file:line s=start, then (system name) when it differs: pymerge sets
-# none; an inlined location has more lines, the caller last.  Names have
-# spaces ("f (x.py)"), files only CPython's "<frozen mod>": the shortest name
-# that leaves a file is the right split.
-RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*):-?\d+ s=\d+(?:\(.*\))?$"
+# name file:line s=start (file:line:column since Go 1.26), then (system
+# name) when it differs: pymerge sets none; an inlined location has more
+# lines, the caller last.  Names have spaces ("f (x.py)"), files only
+# CPython's "<frozen mod>": the shortest name that leaves a file is the
+# right split.
+RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*?):-?\d+(?::-?\d+)? s=\d+(?:\(.*\))?$"
 # M=N names the location's mapping (native code's DSO); Python frames have none.
 RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?" + RAW_LINE)
 RAW_INLINED = re.compile(r"^\s+" + RAW_LINE)
@@ -274,7 +275,7 @@ class PprofTest(PymergeCase):
         self.assertRegex(raw, r"thread_name:\[python3\.12\]")
         self.assertRegex(raw, r"pid:\[\d+\] tid:\[\d+\]")
         # python functions carry their file
-        self.assertRegex(raw, r" hot \(burn\.py\) \S*burn\.py:0 s=0")
+        self.assertRegex(raw, r" hot \(burn\.py\) \S*burn\.py:0(?::0)? s=0")
         self.assertRegex(raw, r" <module> \(burn\.py\) ")
 
     def go_profile(self):
