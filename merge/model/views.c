@@ -123,14 +123,17 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
     m = strip_launcher(sy, out, mixed(sy, out, m, out));
     if (o->view == VIEW_MIXED)
         return m;
-    /* Python view: Python frames, and the leaf if it is native code but
-     * not pyperfmap's (and the [truncated] root of an incomplete DWARF
-     * stack). */
-    size_t k = 0;
+    /* Python view: Python frames, and the leaf if it is native code (and
+     * the [truncated] root of an incomplete DWARF stack); [pyperfmap] is a
+     * leaf only where no Python frame called it, else the time is the
+     * caller's. */
+    size_t k = 0, py = 0;
+    for (size_t i = 0; i < m; i++)
+        py += symbols__get(sy, out[i])->kind == FRAME_PYTHON;
     for (size_t i = 0; i < m; i++) {
         const struct frame *f = symbols__get(sy, out[i]);
         if (f->kind == FRAME_PYTHON || f->kind == FRAME_ROOT ||
-            (i == 0 && o->native_leaf && !f->own))
+            (i == 0 && o->native_leaf && (!f->own || !py)))
             out[k++] = out[i];
     }
     return k;

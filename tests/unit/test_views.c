@@ -183,6 +183,11 @@ static void own_work_is_one_frame(void)
     expect(VIEW_MIXED, 1, in, N(in), mixed, N(mixed));
     expect(VIEW_PYTHON, 1, in, N(in), python, N(python));
     expect(VIEW_NATIVE, 1, in, N(in), in, N(in));
+    /* at exit, no Python frame calling: [pyperfmap] is the python view's leaf */
+    const char *const at_exit[] = {"__ftruncate64", "E mapfile__close", "E close_at_exit",
+                                   "Py_FinalizeEx", "R python3"};
+    const char *const exit_want[] = {"[pyperfmap]", "R python3"};
+    expect(VIEW_PYTHON, 1, at_exit, N(at_exit), exit_want, N(exit_want));
 }
 
 /* An allocation's stack ends at the function that allocated, not in the
