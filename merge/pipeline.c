@@ -175,6 +175,19 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
     return pf;
 }
 
+/* The profiled program: the executable of the first sampled process that
+ * has one mapped (the command pyperf-record ran, or the process attached
+ * to). */
+static void note_program(struct run *x, const struct thread *t)
+{
+    const struct dso *d;
+    if (profile__program(x->p) || !(d = process__program(t->proc)))
+        return;
+    profile__set_program(x->p, d->path);
+    if (d->build_id_size)
+        set_build_id(x->p, d->path, d->build_id, d->build_id_size);
+}
+
 /* One more sample of attr i folded (now, or once stitching settles it). */
 static void count_event(struct run *x, unsigned i)
 {
@@ -215,6 +228,7 @@ static void call(struct run *x, const struct pd_sample *s)
     if (modes__call_key(&x->m, s, &key) < 0)
         return;
     struct thread *t = session__thread(x->s, s->pid, s->tid);
+    note_program(x, t);
     uint32_t id = modes__marker(&x->m, s, marker, sizeof marker)
                       ? symbols__named(x->sy, marker, FRAME_ROOT)
                       : symbols__frame(x->sy, t->proc, key, 0, 0);
@@ -370,6 +384,7 @@ static void stacked(struct run *x, const struct pd_event *ev, enum take take)
     enum unwind_stop stop;
     count_event(x, s->attr_idx);
     struct thread *t = session__thread(x->s, s->pid, s->tid);
+    note_program(x, t);
     size_t n = symbolize(x, t, unwind(x, ev, t, &stop));
     int truncated = stop != UNWIND_COMPLETE;
     /* Complete and truncated DWARF stacks go through stitching: a plain

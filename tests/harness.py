@@ -109,3 +109,60 @@ class SharedScratch(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
+
+
+def _own_functions():
+    """The functions of pyperfmap's own sources (libpyperfmap/*.c) as the
+    built extensions' and interposer's symbol tables have them, less the
+    names libc defines too (the interposer's malloc is also libc's, which
+    a user's stack may rightly hold)."""
+    import glob
+    import re
+    built = glob.glob(os.path.join(PYPATH, "pyperfmap", "*.so"))
+    if not built:
+        raise AssertionError("no built pyperfmap under %r" % PYPATH)
+    src = ""
+    for path in glob.glob(os.path.join(HERE, "..", "libpyperfmap", "*.[ch]")):
+        with open(path) as f:
+            src += f.read()
+    written = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", src))
+    nm = subprocess.run(["nm", "--defined-only"] + built, stdout=subprocess.PIPE,
+                        universal_newlines=True, check=True).stdout
+    defined = {m.group(1) for m in re.finditer(r"^\S+ [tTW] ([A-Za-z_]\w*)", nm, re.M)}
+    ldd = subprocess.run(["ldd", built[0]], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    libc = re.search(r"libc\.so\.6 => (\S+)", ldd).group(1)
+    nm = subprocess.run(["nm", "-D", "--defined-only", libc], stdout=subprocess.PIPE,
+                        universal_newlines=True, check=True).stdout
+    libc_names = {m.group(1) for m in re.finditer(r"^\S+ \w ([A-Za-z_]\w*)", nm, re.M)}
+    own = (defined & written) - libc_names
+    if "pyperfmap_first_call" not in own or "sampled_native_alloc" not in own:
+        raise AssertionError("pyperfmap's functions not found in %s" % built)
+    return own
+
+
+_OWN = []
+
+
+def assert_users_frames_only(data, *args):
+    """pymerge's python and mixed views of recording data (pymerge's
+    arguments args before it) hold no frame of pyperfmap's own sources:
+    the mixed view gathers pyperfmap's own work under one [pyperfmap]
+    frame, the python view has not even that under a Python frame (the
+    time is the caller's)."""
+    import re
+    if not _OWN:
+        _OWN.append(_own_functions())
+    for view in ("python", "mixed"):
+        r = run([PYMERGE, "--view", view] + list(args) + [data], check=True)
+        bad = []
+        for line in r.stdout.splitlines():
+            frames = line.rsplit(" ", 1)[0].split(";")
+            python = any(re.search(r" \([^()]*\)$", f) for f in frames)
+            for f in frames:
+                m = re.fullmatch(r"([A-Za-z_]\w*)(\.\w+)*", f)
+                if (m and m.group(1) in _OWN[0]) or (view == "python" and python and f == "[pyperfmap]"):
+                    bad.append(line)
+                    break
+        if bad:
+            raise AssertionError("pyperfmap's own frames in the %s view of %s %s:\n%s"
+                                 % (view, " ".join(args), data, "\n".join(bad[:10])))

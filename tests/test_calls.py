@@ -21,7 +21,7 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_modes  # noqa: E402  (the speedscope app check)
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, assert_users_frames_only, run
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
@@ -71,7 +71,9 @@ class Calls(SharedScratch):
         cls.recordings = {}
 
     def record(self, python=PYTHON):
-        """fbb.py recorded with its system calls: the folder (once per python)."""
+        """fbb.py recorded with its system calls: the folder (once per
+        python), whose python and mixed views hold none of pyperfmap's own
+        frames."""
         if python not in self.recordings:
             out = os.path.join(self.dir, "rec-" + os.path.basename(python))
             r = run([RECORD, "--mode", "calls", "--with-syscalls", "-o", out, "--", python, self.script])
@@ -82,6 +84,7 @@ class Calls(SharedScratch):
             self.assertNotIn(group + ":", probes_listed())
             with open(os.path.join(TRACEFS, "uprobe_events")) as f:
                 self.assertNotIn(group + "/", f.read())
+            assert_users_frames_only(out + "/perf.data")
             self.recordings[python] = out
         return self.recordings[python] + "/perf.data"
 

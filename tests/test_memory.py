@@ -21,7 +21,8 @@ import sys
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, PYTHONS, SharedScratch, program, run
+from harness import (RECORD, PYMERGE, PYPATH, PYTHONS, SharedScratch, assert_users_frames_only,
+                     program, run)
 
 EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
@@ -132,7 +133,9 @@ class Memory(SharedScratch):
         return path
 
     def record(self, name, mode, body, *opts):
-        """Records body in mode; returns (perf.data, the program's stdout)."""
+        """Records body in mode; returns (perf.data, the program's stdout).
+        Its python and mixed views hold none of pyperfmap's own frames: an
+        allocation's stack ends at the function that allocated."""
         out = os.path.join(self.dir, name + "-" + mode)
         r = run([RECORD, "--mode", mode, "-o", out] + list(opts) + ["--", PYTHON, self.script(name, body)])
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -141,6 +144,7 @@ class Memory(SharedScratch):
         listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 universal_newlines=True).stdout
         self.assertNotIn(group + ":", listed)
+        assert_users_frames_only(os.path.join(out, "perf.data"))
         return os.path.join(out, "perf.data"), r.stdout
 
     def merge(self, *args):

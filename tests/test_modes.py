@@ -19,7 +19,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run, spin
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, assert_users_frames_only, run, spin
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 APP = os.environ.get("SPEEDSCOPE_APP", "")
@@ -234,7 +234,9 @@ class Modes(SharedScratch):
     @classmethod
     def record(cls, name, mode, body, *args, python=PYTHON, opts=()):
         """Records body as a script in mode (with pyperf-record's options
-        opts); returns (folder, program stdout, seconds)."""
+        opts); returns (folder, program stdout, seconds).  Every recording's
+        python and mixed views hold none of pyperfmap's own frames (a wall
+        recording's off-CPU weight too)."""
         script = os.path.join(cls.dir, name + ".py")
         with open(script, "w") as f:
             f.write(body)
@@ -244,6 +246,8 @@ class Modes(SharedScratch):
         took = time.monotonic() - t
         if r.returncode != 0:
             raise AssertionError("pyperf-record failed: " + r.stderr)
+        for weight in (("--mode", "offcpu"), ()) if mode == "wall" else ((),):
+            assert_users_frames_only(out + "/perf.data", *weight)
         return out, r.stdout, took
 
     def merge(self, *args):

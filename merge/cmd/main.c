@@ -774,7 +774,7 @@ int main(int argc, char **argv)
         .cmd = cmd,
         .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
         .writer = writer__find(cmd == CMD_DIFF ? "svg" : "folded"),
-        .input = cmd == CMD_FOLD ? INPUT_PERF : INPUT_AUTO,
+        .input = INPUT_AUTO,
         .top = 20,
         .fail_above = -1,
         .interval = 1,

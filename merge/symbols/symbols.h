@@ -35,6 +35,7 @@ struct frame {
                              * python3.11): plumbing when between two Python frames */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
+    uint8_t own;            /* pyperfmap's own code: enum own_role (ownframes.h) */
     const struct dso *dso;  /* native code: the first file it was found in */
     uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path__key() of its map name */
 };
@@ -91,6 +92,10 @@ int symbols__kernel_hidden(const struct symbols *sy);
 /* The "[GIL wait]" frame the mixed and python views put where a thread
  * waits to take the GIL. */
 uint32_t symbols__gil_wait(const struct symbols *sy);
+
+/* The "[pyperfmap]" frame the mixed view puts where pyperfmap itself
+ * works (OWN_WORK frames and what they call). */
+uint32_t symbols__own_work(const struct symbols *sy);
 
 /* Where the recorded kernel's _text was (the pgoff of perf's
  * [kernel.kallsyms]_text MMAP record): kallsyms of another boot is
