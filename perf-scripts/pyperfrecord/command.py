@@ -41,8 +41,10 @@ def dwarf_copy(mode, dwarf=None, exact=False):
 def keeps_paths(mode, copy, use_fp):
     """Whether the program's pyperfmap keeps call paths: for DWARF copies
     smaller than the default, which cut off many stacks that the paths
-    complete (24 instructions more per Python call)."""
-    return not use_fp and mode != "calls" and copy < DEFAULT_DWARF
+    complete (24 instructions more per Python call), and for waits: a
+    sample taken under a large C frame (a signal handler run inside
+    select.select()) reaches its callers only through its path."""
+    return not use_fp and mode != "calls" and (copy < DEFAULT_DWARF or mode in ("offcpu", "wall"))
 
 PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
