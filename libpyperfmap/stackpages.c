@@ -2,7 +2,9 @@
  * stackpages.c - map the thread's stack pages before perf copies them
  * (stackpages.h).
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include "stackpages.h"
 
 #include <pthread.h>

@@ -15,6 +15,8 @@
  */
 #include "views.h"
 
+#include "waits.h"
+
 #include <string.h>
 
 /* A thread waiting for the GIL: everything from take_gil leafward (the
@@ -122,7 +124,9 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and
-     * the [truncated] root of an incomplete DWARF stack). */
+     * the [truncated] root of an incomplete DWARF stack); a wait's leaf
+     * names what the native frames wait on. */
+    waits__name_leaf(sy, out, m);
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
         const struct frame *f = symbols__get(sy, out[i]);

@@ -26,6 +26,12 @@ EVENT_DWARF = 8192
 # beside bytearrays, 4 KiB left 0.8% of the sampled bytes truncated (8 KiB:
 # 0.2%, 2 KiB: all), at half the bytes of 8 KiB.
 SAMPLED_DWARF = 4096
+# A context switch copies the largest stack perf takes: a thread waiting
+# inside a C function that keeps large arrays on its stack (select.select():
+# 49 KB) needs it to reach its Python caller (the pages under such a frame
+# are mapped by pyperfmap, stackpages.h).  perf reserves the whole size in
+# its buffer for every record, so samples on the CPU keep the default.
+SWITCH_DWARF = 65528
 
 
 def dwarf_copy(mode, dwarf=None, exact=False):

@@ -293,15 +293,9 @@ def pyperfmap_extension(python=None, env=None, pid=None):
 NO_STACK = (":free", "__return", ":py_free", ":c_free", ":finalize")
 
 
-# The largest stack copy perf takes: a wait inside a C function that keeps
-# large arrays on its stack (select.select(): 49 KB) needs it to reach the
-# Python caller; the pages under it are mapped by pyperfmap (stackpages.h).
-SWITCH_COPY = 65528
-
-
 def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None):
     """perf record's event options for a mode; switch_copy: the bytes of
-    stack each context switch copies (DWARF call graphs)."""
+    stack each context switch copies, with DWARF call graphs."""
     if mode == "calls":
         opts = []
         # no stacks: the entries and returns make them
@@ -318,12 +312,12 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
         return opts + ["-m", TRACE_BUFFER]
     if mode == "cpu":
         return ["-e", event, "-F", str(freq)]
-    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER]
+    # Waits copy whole stacks (command.py), much of them pages the thread
+    # never wrote: zstd takes a 3 s select() loop's 25 MB to 0.2 MB, and 8 s
+    # of gunicorn under load from 443 MB to 10 MB.
+    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER, "-z"]
     if switch_copy:
-        # A waiting thread's copies are mostly pages it never wrote: zstd
-        # takes a 2 s select() loop's 30 MB of copies to 0.2 MB.
         switch[1] += "/call-graph=dwarf,stack-size=%d/" % switch_copy
-        switch.append("-z")
     if mode == "offcpu":
         return switch
     if mode == "wall":
