@@ -648,7 +648,7 @@ class Modes(SharedScratch):
         # the phases as they ran, each one contiguous
         self.assertEqual(order, ["cpu_phase", "sleep_phase", "lock_phase", "pipe_phase"])
         # the Sandwich table lists functions by self time: ours has the most
-        self.check_in_the_app(r.stdout, ["spin (phases.py)", "[off-cpu: S]"])
+        self.check_in_the_app(r.stdout, ["spin (phases.py)", "[off-cpu: sleep]"])
 
     def check_in_the_app(self, profile, names):
         """The real speedscope app, from its npm package, served on
