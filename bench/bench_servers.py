@@ -8,8 +8,9 @@ pyperf-record of each tree given (this one, and --baseline TREE's, for
 before/after), in the same run.  Each line gives the requests per second
 the clients got, the records perf lost (pymerge -v), perf.data's size and
 bytes per second of recording, and the share of the workers' wall time
-(pymerge --tid, python view) under complete stacks that reach the arbiter's
-spawn_worker, which forked them.  On a loaded machine the request rates
+(pymerge --tid, python view; the stacks with Python frames or [truncated])
+under complete stacks that reach the arbiter's spawn_worker, which forked
+them.  On a loaded machine the request rates
 move by tens of percent from run to run: compare them only on a quiet one.
 
   bench/bench_servers.py [--mode wall|offcpu] [--seconds S] [--clients N] [--baseline TREE]
@@ -130,7 +131,9 @@ def complete(folded, arbiter):
     total = ok = 0
     for line in folded.splitlines():
         stack, w = line.rsplit(" ", 1)
-        if re.match(r"[^;]*-%s/" % arbiter, stack):
+        # a worker's own stacks: not the arbiter's, and with a user stack
+        # (Python frames or [truncated]; not its exit, in the kernel alone)
+        if re.match(r"[^;]*-%s/" % arbiter, stack) or not ("[truncated]" in stack or ".py)" in stack):
             continue
         total += int(w)
         if "[truncated]" not in stack and "Arbiter.spawn_worker (arbiter.py)" in stack:
