@@ -153,7 +153,7 @@ def main():
         with open(os.path.join(d, "app.py"), "w") as f:
             f.write(APP)
         plain = serve(d, None, a.mode, a.seconds, a.clients)[0]
-        print("| pyperf-record of | requests/s (unprofiled %.0f) | lost | perf.data | per second |"
+        print("| pyperf-record of | requests/s (unprofiled %.0f) | lost | perf.data | per second of the run |"
               " workers' wall time complete |" % plain)
         print("|---|---:|---:|---:|---:|---:|")
         for name, tree in (("--baseline", a.baseline), ("this tree", TOP)):
