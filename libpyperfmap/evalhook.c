@@ -9,6 +9,7 @@
 #include "evalhook.h"
 
 #include "arena.h"
+#include "stackpages.h"
 #include "tasks.h"
 #include "trampoline.h"
 
@@ -471,10 +472,20 @@ __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS,
     return with_path ? pyperfmap_next_task_frame_path(HOOK_ARGS) : pyperfmap_next_task_frame(HOOK_ARGS);
 }
 
+/* A thread's first call through the hook: its stack pages are mapped
+ * (stackpages.h), then the call goes on as any other. */
+__attribute__((noinline, cold)) static PyObject *pyperfmap_first_in_thread(HOOK_PARAMS)
+{
+    stackpages__map();
+    return get_eval()(HOOK_ARGS);
+}
+
 /* The hooks, with `with_path` and `with_tasks` constants in each. */
 __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path,
                                                                  int with_tasks)
 {
+    if (__builtin_expect(!stackpages__mapped, 0))
+        return pyperfmap_first_in_thread(HOOK_ARGS);
     PyObject *code = FRAME_CODE(frame);
     IF_SHIM_EVAL(code);
     void *t = cached_trampoline(code);

@@ -305,7 +305,7 @@ class Modes(SharedScratch):
         self.assertTrue(waits, stacks)
         inner = sum(w for f, w in waits
                     if f[f.index("lock_inner (phases.py)") - 1] == "lock_phase (phases.py)"
-                    and f[-1] in ("[off-cpu: S]", "[GIL wait]"))
+                    and f[-1] in ("[off-cpu: lock]", "[GIL wait]"))
         self.assertGreater(inner, 0.8 * 1e9 * took["lock_phase"], waits)
         self.assertLess(inner, 1.1 * 1e9 * took["lock_phase"] + 5e6, waits)
         # the lock holder's sleep is in its own thread's stacks, not the waiter's
@@ -333,7 +333,7 @@ class Modes(SharedScratch):
             proc.communicate(timeout=120)
         data = out + "/perf.data"
         stacks = folded(self.merge("--view", "python", data).stdout)
-        naps = sum(w for f, w in stacks if f[-2:] == ["nap_inner (attached.py)", "[off-cpu: S]"])
+        naps = sum(w for f, w in stacks if f[-2:] == ["nap_inner (attached.py)", "[off-cpu: sleep]"])
         self.assertGreater(naps, 0.2e9, stacks)
         cpu = sum(w for f, w in folded(self.merge("--view", "python", "--weight", "cpu-ns", data).stdout)
                   if "spin_inner (attached.py)" in f)
@@ -364,7 +364,7 @@ class Modes(SharedScratch):
         self.assertEqual(counts["writer_b (writes.py)"], 700, counts)
         # what was recorded until SIGTERM is a whole recording
         stacks = folded(self.merge("--view", "python", self.dir + "/ns-term/perf.data").stdout)
-        self.assertTrue(any(f[-2:] == ["idle (ns-term.py)", "[off-cpu: S]"] for f, _ in stacks), stacks)
+        self.assertTrue(any(f[-2:] == ["idle (ns-term.py)", "[off-cpu: sleep]"] for f, _ in stacks), stacks)
 
     def test_gil_wait_under_the_python_frame(self):
         for python in PYTHONS:
@@ -652,7 +652,7 @@ class Modes(SharedScratch):
         # the phases as they ran, each one contiguous
         self.assertEqual(order, ["cpu_phase", "sleep_phase", "lock_phase", "pipe_phase"])
         # the Sandwich table lists functions by self time: ours has the most
-        self.check_in_the_app(r.stdout, ["spin (phases.py)", "[off-cpu: S]"])
+        self.check_in_the_app(r.stdout, ["spin (phases.py)", "[off-cpu: sleep]"])
 
     def check_in_the_app(self, profile, names):
         """The real speedscope app, from its npm package, served on

@@ -264,7 +264,7 @@ class TestTop(unittest.TestCase):
         prog = os.path.join(self.dir, "waits.py")
         with open(prog, "w") as f:
             f.write(WAITS)
-        for mode, leaf, caller in (("wall", "[off-cpu: S]", "napper (waits.py)"),
+        for mode, leaf, caller in (("wall", "[off-cpu: sleep]", "napper (waits.py)"),
                                    ("syscalls", "[syscall write]", "writer (waits.py)")):
             for sort, first in (("self", leaf), ("total", "<module> (waits.py)")):
                 out = os.path.join(self.dir, mode)

@@ -16,6 +16,8 @@
 #include "views.h"
 #include "ownview.h"
 
+#include "waits.h"
+
 #include <string.h>
 
 /* A thread waiting for the GIL: everything from take_gil leafward (the
@@ -124,9 +126,10 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and
-     * the [truncated] root of an incomplete DWARF stack); [pyperfmap] is a
-     * leaf only where no Python frame called it, else the time is the
-     * caller's. */
+     * the [truncated] root of an incomplete DWARF stack); a wait's leaf
+     * names what the native frames wait on; [pyperfmap] is a leaf only
+     * where no Python frame called it, else the time is the caller's. */
+    waits__name_leaf(sy, out, m);
     size_t k = 0, py = 0;
     for (size_t i = 0; i < m; i++)
         py += symbols__get(sy, out[i])->kind == FRAME_PYTHON;

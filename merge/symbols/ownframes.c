@@ -31,6 +31,7 @@ static int passes_through(const char *name)
         "pyperfmap_eval_path_tasks", "pyperfmap_noop_eval", "pyperfmap_first_eval",
         "pyperfmap_first_eval_path", "pyperfmap_next_task_frame",
         "pyperfmap_next_task_frame_path", "pyperfmap_coroutine_eval", "pyperfmap_traced_call",
+        "pyperfmap_first_in_thread",
         "call_through_path", "call_trampoline_path",
         "sampled_python_alloc", "hs_malloc", "hs_calloc", "hs_realloc", "hs_free", "wrapped",
         "taken", "released", "call",

@@ -7,6 +7,7 @@
  * ';' becomes ':', argument lists are cut, quotes dropped.
  */
 #include "symbols.h"
+
 #include "container.h"
 #include "elfsyms.h"
 #include "idmap.h"
@@ -14,6 +15,7 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "util.h"
+#include "waits.h"
 #include "../../libpyperfmap/trampoline.h"
 #include "ownframes.h"
 
@@ -79,6 +81,7 @@ struct symbols {
     uint32_t unknown_user;      /* "[unknown]": an address outside every mapping */
     uint32_t gil_wait;          /* "[GIL wait]", for the views */
     uint32_t own_work;          /* "[pyperfmap]", for the views */
+    uint32_t wait_leaf[WAIT_KINDS];     /* "[off-cpu: lock]"..., for the python view */
 };
 
 static void *kernel_loader(void *arg);
@@ -131,6 +134,8 @@ struct symbols *symbols__new(const struct symbols_opts *opts)
     sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);
     sy->gil_wait = symbols__named(sy, "[GIL wait]", FRAME_ROOT);
     sy->own_work = add_frame(sy, "[pyperfmap]", NULL, FRAME_USER, 0, OWN_WORK);
+    for (unsigned k = WAIT_LOCK; k < WAIT_KINDS; k++)
+        sy->wait_leaf[k] = symbols__named(sy, waits__leaf(k), FRAME_ROOT);
     sy->frames[sy->unknown_user].unknown = 1;
     return sy;
 }
@@ -265,6 +270,16 @@ static int is_launcher(const char *perf_name)
            || ends_with(perf_name, "/runpy.py");
 }
 
+/* Functions that start a stack of their own, switched to by a coroutine
+ * library: what lies above them in memory is another stack, or what was
+ * left there, so a stack that reaches them is complete.  greenlet's
+ * g_initialstub (UserGreenlet::g_initialstub in greenlet 2), and the
+ * start of makecontext's contexts, which glibc's CFI does not end. */
+static int is_stack_root(const char *name)
+{
+    return strstr(name, "g_initialstub") != NULL || strcmp(name, "__start_context") == 0;
+}
+
 /* "py::qualname:filename" -> "qualname (file.py)"; a package's __init__.py
  * keeps its directory so it still says which package.  "py::[task NAME]",
  * an asyncio task's frame (libpyperfmap/tasks.h), has no file: the name may
@@ -314,6 +329,8 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
     f->own = (uint8_t)own;
+    f->stack_root = kind == FRAME_USER && is_stack_root(name);
+    f->wait = (uint8_t)waits__kind(name, kind == FRAME_USER || kind == FRAME_KERNEL);
     idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
     return (uint32_t)sy->n_frames++;
 }
@@ -753,6 +770,11 @@ uint32_t symbols__gil_wait(const struct symbols *sy)
 uint32_t symbols__own_work(const struct symbols *sy)
 {
     return sy->own_work;
+}
+
+uint32_t symbols__wait_leaf(const struct symbols *sy, unsigned kind)
+{
+    return sy->wait_leaf[kind];
 }
 
 int symbols__kernel_hidden(const struct symbols *sy)

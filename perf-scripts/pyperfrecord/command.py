@@ -27,6 +27,12 @@ EVENT_DWARF = 8192
 # beside bytearrays, 4 KiB left 0.8% of the sampled bytes truncated (8 KiB:
 # 0.2%, 2 KiB: all), at half the bytes of 8 KiB.
 SAMPLED_DWARF = 4096
+# A context switch copies the largest stack perf takes: a thread waiting
+# inside a C function that keeps large arrays on its stack (select.select():
+# 49 KB) needs it to reach its Python caller (the pages under such a frame
+# are mapped by pyperfmap, stackpages.h).  perf reserves the whole size in
+# its buffer for every record, so samples on the CPU keep the default.
+SWITCH_DWARF = 65528
 
 
 def dwarf_copy(mode, dwarf=None, exact=False):
@@ -42,8 +48,10 @@ def dwarf_copy(mode, dwarf=None, exact=False):
 def keeps_paths(mode, copy, use_fp):
     """Whether the program's pyperfmap keeps call paths: for DWARF copies
     smaller than the default, which cut off many stacks that the paths
-    complete (24 instructions more per Python call)."""
-    return not use_fp and mode != "calls" and copy < DEFAULT_DWARF
+    complete (24 instructions more per Python call), and for waits: a
+    sample taken under a large C frame (a signal handler run inside
+    select.select()) reaches its callers only through its path."""
+    return not use_fp and mode != "calls" and (copy < DEFAULT_DWARF or mode in ("offcpu", "wall"))
 
 PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
