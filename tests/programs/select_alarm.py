@@ -28,6 +28,9 @@ def main():
     signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
     wait_loop(float(sys.argv[1]))
+    # Python puts SIGALRM's default back while it exits: a tick then
+    # would kill the program.
+    signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 main()
