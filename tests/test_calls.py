@@ -21,7 +21,7 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_modes  # noqa: E402  (the speedscope app check)
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, check_recorded_maps, run
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
@@ -219,9 +219,11 @@ class Calls(SharedScratch):
 
     def test_probes_removed_after_sigint(self):
         """Interrupted, pyperf-record removes the probes and leaves a
-        recording whose unfinished calls end with it."""
+        recording whose unfinished calls end with it, and whose perf map,
+        of a program ended by a signal, is its entries only."""
         group, out = test_modes.Modes.interrupt_a_recording(self, "calls", "function__return")
         self.assertNotIn(group + ":", probes_listed())
+        check_recorded_maps(self, out)
         rows = table(self.merge("--format", "table", os.path.join(out, "perf.data")))
         # still running at the end (when the program had started by then):
         # it lasts until the last context switch, not 0 ns from its entry
