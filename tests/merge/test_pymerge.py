@@ -93,8 +93,9 @@ class GoldenTest(unittest.TestCase):
                 ours.add(int(child))
         self.assertGreater(len(ours), 1, 'the workload forks a child')
 
-        def mine(stack):
-            return int(stack.split(';', 1)[0].rsplit('-', 1)[1]) in ours
+        def mine(stack):    # "comm-PID"; "comm-?" when the PID is unknown
+            pid = stack.split(';', 1)[0].rsplit('-', 1)[-1]
+            return pid.isdigit() and int(pid) in ours
         want = {k: v for k, v in parse_folded(golden(DATA['system'], pid=True)).items() if mine(k)}
         got = {k: v for k, v in parse_folded(perl_drops_parenthesised(
             pymerge('--view', 'native', '--pid', DATA['system']).stdout)).items() if mine(k)}
