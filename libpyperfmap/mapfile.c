@@ -102,9 +102,11 @@ int mapfile__open(const char *dir)
 }
 
 /* Copies the first len bytes of the parent's file (from, the inherited
- * descriptor: the parent only appends past them) to the start of ours.
- * Through write(2), which the kernel copies in order: a child killed
- * meanwhile leaves whole lines and at most one cut short. */
+ * descriptor: the parent only appends past them, and len ends a line) to
+ * the start of ours, whole lines at a time: a write that fails is taken
+ * back to a line's end.  Through write(2), which the kernel copies in
+ * order: a child killed meanwhile leaves whole lines and at most one cut
+ * short. */
 static int copy_in(int from, size_t len)
 {
     char buf[16384];
@@ -115,7 +117,10 @@ static int copy_in(int from, size_t len)
             continue;
         if (n <= 0)
             return n == 0 ? -EIO : -errno;   /* the parent's file was cut short */
-        int rc = append(buf, (size_t)n);
+        size_t whole = (size_t)n;
+        while (whole > 0 && buf[whole - 1] != '\n')
+            whole--;
+        int rc = append(buf, whole ? whole : (size_t)n);   /* or one line longer than buf */
         if (rc != 0)
             return rc;
     }
