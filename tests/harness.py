@@ -70,6 +70,28 @@ def spin(name, step="i * i"):
             % (name, step))
 
 
+def check_recorded_maps(test, folder):
+    """The perf maps a recording folder holds, and their originals in /tmp
+    while they are there, are their entries and nothing else: each line
+    "START SIZE name" with its newline, no blank line and no NUL, so that
+    each file's size is the sum of its lines (libpyperfmap/mapfile.h),
+    however the program ended.  Returns how many maps there were."""
+    maps = [f for f in os.listdir(folder) if f.startswith("perf-") and f.endswith(".map")]
+    test.assertTrue(maps, "no perf map in %s" % folder)
+    for name in maps:
+        for path in (os.path.join(folder, name), os.path.join("/tmp", name)):
+            if not os.path.exists(path):
+                continue
+            with open(path, "rb") as f:
+                raw = f.read()
+            lines = raw.split(b"\n")
+            test.assertEqual(lines.pop(), b"", "%s: the last line has no newline" % path)
+            bad = [l for l in lines if len(l.split(b" ", 2)) != 3 or not l.split(b" ")[0]
+                   or b"\0" in l]
+            test.assertEqual(bad[:3], [], "%s: %d of %d lines are not entries" % (path, len(bad), len(lines)))
+    return len(maps)
+
+
 class Scratch(unittest.TestCase):
     """A test with a folder of its own (self.dir) and a list of the perf
     maps its programs write (self.maps), both removed after each test."""

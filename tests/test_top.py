@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from harness import PYPATH, PYTHONS, SCRIPTS
+from harness import PYPATH, PYTHONS, SCRIPTS, check_recorded_maps
 
 TOP = os.path.join(SCRIPTS, "pyperf-top")
 # The specialized eval loop of 3.12 runs a `for ... in range` loop without
@@ -195,6 +195,7 @@ class TestTop(unittest.TestCase):
             meta = f.read()
         self.assertRegex(meta, r"maps: perf-\d+\.map")
         self.assertIn("live view cpu: pymerge", meta)
+        check_recorded_maps(self, out)      # the program was stopped with q
         merged = pymerge_python(out)
         self.assertEqual(merged.returncode, 0, merged.stderr)
         self.assertIn("main (hot.py);middle_caller (hot.py);hottest_loop (hot.py)", merged.stdout)

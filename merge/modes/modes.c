@@ -221,6 +221,7 @@ void modes__exit(struct modes *m)
     leaks__delete(m->leaks);
     free(m->af);
     free(m->f_key);
+    free(m->f_kind);
     free(m->role);
     memset(m, 0, sizeof(*m));
 }

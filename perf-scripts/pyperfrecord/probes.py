@@ -33,9 +33,11 @@ def probes_lock():
 # 16 MiB most).  Locked per CPU, as root.
 TRACE_BUFFER = "128M"
 # pyperfmap's probes beside CPython's standard function markers
-# (libpyperfmap/markers.h), whose one argument is the trampoline's address,
-# and the event each becomes (the names pymerge's calls mode reads).
-CALL_PROBES = (("pyperfmap:call__entry", "function__entry"), ("pyperfmap:call__return", "function__return"))
+# (libpyperfmap/markers.h): the event each becomes and its arguments, the
+# trampoline's address and, at an entry, whether it is a call or a
+# resumption (the names pymerge's calls mode reads).
+CALL_PROBES = (("pyperfmap:call__entry", "function__entry", ("tramp", "kind")),
+               ("pyperfmap:call__return", "function__return", ("tramp",)))
 # uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
 # The requested size is the field "bytes" in each, so that one
 # --weight bytes reads them all; calloc also keeps its element count.
@@ -225,7 +227,7 @@ def call_probes(perf, ext):
     """The calls mode's: pyperfmap's call__entry and call__return, fired
     beside CPython's standard function markers, with the trampoline's
     address."""
-    return StaticProbes(perf, [(ext, sdt, event, ("tramp",)) for sdt, event in CALL_PROBES])
+    return StaticProbes(perf, [(ext, sdt, event, args) for sdt, event, args in CALL_PROBES])
 
 
 def sampled_probes(perf, ext, preload, frees):
