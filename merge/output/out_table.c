@@ -5,12 +5,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct row {
     const char *name;
     u64 count, self, total;
+    double var;                 /* of total, a sampled estimate */
 };
 
 static int by_total(const void *a, const void *b)
@@ -23,6 +25,14 @@ static int by_total(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+void out_table__lost(FILE *f, const struct profile *p)
+{
+    if (profile__lost(p))
+        fprintf(f, "%" PRIu64 " records were lost while recording: the figures above miss what"
+                " they held (the row [lost %" PRIu64 " records] estimates it)\n",
+                profile__lost(p), profile__lost(p));
+}
+
 int out_table__write(FILE *f, const struct profile *p, size_t top)
 {
     struct intern *names = intern__new();
@@ -32,16 +42,23 @@ int out_table__write(FILE *f, const struct profile *p, size_t top)
     struct row *rows = xmalloc((n + 1) * sizeof(*rows));
     for (size_t i = 0; i < n; i++)
         rows[i] = (struct row){intern__str(names, (u32)i), sums[i].self[0], sums[i].self[weight],
-                               sums[i].total[weight]};
+                               sums[i].total[weight], sums[i].var_total};
     qsort(rows, n, sizeof(*rows), by_total);
     const char *count = profile__type(p, 0)->name, *w = profile__type(p, weight)->name;
     char self[64], total[64];
     snprintf(self, sizeof self, "self %s", w);
     snprintf(total, sizeof total, "total %s", w);
-    fprintf(f, "%12s %20s %20s  %s\n", count, self, total, "function");
-    for (size_t i = 0; i < n && i < top; i++)
-        fprintf(f, "%12" PRIu64 " %20" PRIu64 " %20" PRIu64 "  %s\n", rows[i].count, rows[i].self,
-                rows[i].total, rows[i].name);
+    /* sampled estimates: total's expected relative error, one standard error */
+    int errors = profile__variance_type(p) == (int)weight;
+    fprintf(f, "%12s %20s %20s%s  %s\n", count, self, total, errors ? "   +/-err" : "", "function");
+    for (size_t i = 0; i < n && i < top; i++) {
+        fprintf(f, "%12" PRIu64 " %20" PRIu64 " %20" PRIu64, rows[i].count, rows[i].self,
+                rows[i].total);
+        if (errors)
+            fprintf(f, " %8.1f%%", rows[i].total ? 100 * sqrt(rows[i].var) / rows[i].total : 0.0);
+        fprintf(f, "  %s\n", rows[i].name);
+    }
+    out_table__lost(f, p);
     free(rows);
     free(sums);
     intern__delete(names);
