@@ -562,6 +562,22 @@ class Modes(SharedScratch):
         self.assertIn(", %d lost," % perf_lost, r.stderr)
         self.assertIn("[lost];[lost %d records] " % perf_lost, r.stdout)
 
+    def test_exact_buffer_for_its_rate(self):
+        """--exact without -m gives perf 1 GiB per CPU (what a program
+        making a million mallocs in seconds needs to lose none), less
+        where a quarter of the available memory cannot hold that."""
+        r = run([RECORD, "--mode", "leaks", "--exact", "-o", os.path.join(self.dir, "exact-m"), "--",
+                 PYTHON, "-c", "pass"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r" -m (\d+)M ", r.stderr)
+        self.assertTrue(m, r.stderr)
+        with open("/proc/meminfo") as f:
+            avail = int(re.search(r"^MemAvailable:\s+(\d+) kB", f.read(), re.M).group(1)) << 10
+        size = int(m.group(1)) << 20
+        fits = size * os.cpu_count() <= avail // 4
+        self.assertTrue(size == 1 << 30 and fits or fits and 2 * size * os.cpu_count() > avail // 4,
+                        (size, avail))
+
     def test_leaks_live_bytes_by_python_function(self):
         """--exact: keeper keeps its 200 blocks of 64 KiB, freer frees its
         600: what is live at the end is keeper's, growing over the run;
