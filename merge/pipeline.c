@@ -688,6 +688,9 @@ static void add_lost(struct run *x)
             total[k] += profile__sample(x->p, i)->v[k];
     for (size_t k = 0; k < profile__n_types(x->p); k++)
         v[k] = x->samples ? (uint64_t)((double)total[k] * folded_lost / x->samples + 0.5) : lost;
+    /* at least 1, or the writers that skip what weighs nothing would not show it */
+    if (!v[profile__weight(x->p)])
+        v[profile__weight(x->p)] = 1;
     profile__set_lost(x->p, lost, v);
 }
 
