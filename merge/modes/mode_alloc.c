@@ -279,16 +279,17 @@ static void leaks_finish(struct modes *m)
     static const char *const when[] = {[AT_END] = "at the end of the program's code",
                                        [AT_PEAK] = "at the peak", [AT_SECONDS] = "at --at"};
     struct leak_counts c = leaks__counts(m->leaks);
-    char err[64] = "";
+    char err[64] = "", lost[96] = "";
+    if (c.lost_allocs)
+        snprintf(lost, sizeof lost, ", %" PRIu64 " frees whose allocation was lost", c.lost_allocs);
     if (m->sampled)
         snprintf(err, sizeof err, " +/-%.1f%%", error_pct(m->p, live_bytes));
     warnx_("%s: %" PRIu64 " %s (%" PRIu64 " bytes%s) still live %s of %zu %s; %" PRIu64 " frees of"
-           " blocks allocated before the recording%s (not counted), %" PRIu64 " frees whose"
-           " allocation was lost, %" PRIu64 " allocator events unpaired, %" PRIu64 " failed",
+           " blocks allocated before the recording%s (not counted)%s, %" PRIu64 " allocator"
+           " events unpaired, %" PRIu64 " failed",
            m->shown, live, m->sampled ? "allocations" : "blocks", live_bytes, err, when[m->at], n,
            m->sampled ? "sampled (estimates, weighted by their samples)" : "allocated",
-           c.unknown_frees, perf_reader__lost(m->r) ? " or lost" : "", c.lost_allocs, c.unpaired,
-           c.failed);
+           c.unknown_frees, perf_reader__lost(m->r) ? " or lost" : "", lost, c.unpaired, c.failed);
 }
 
 const struct mode_ops mode_alloc = {
