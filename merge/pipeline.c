@@ -686,8 +686,10 @@ static void add_lost(struct run *x)
     for (size_t i = 0; i < profile__n_samples(x->p); i++)
         for (size_t k = 0; k < profile__n_types(x->p); k++)
             total[k] += profile__sample(x->p, i)->v[k];
-    for (size_t k = 0; k < profile__n_types(x->p); k++)
-        v[k] = x->samples ? (uint64_t)((double)total[k] * folded_lost / x->samples + 0.5) : lost;
+    for (size_t k = 0; k < profile__n_types(x->p); k++) {
+        double est = x->samples ? (double)total[k] * folded_lost / x->samples + 0.5 : lost;
+        v[k] = est < 0x1p64 ? (uint64_t)est : UINT64_MAX;
+    }
     /* at least 1, or the writers that skip what weighs nothing would not show it */
     if (!v[profile__weight(x->p)])
         v[profile__weight(x->p)] = 1;
