@@ -61,6 +61,8 @@ struct run {
     const char *shown;          /* the input's name in messages */
     char *data_dir;             /* where the input is (symbols look beside it), or NULL */
     struct modes m;
+    uint32_t *execs;            /* pids that began (exec) before the mode was set up */
+    size_t n_execs, cap_execs;
     int tty;                    /* stderr is a terminal: show progress */
     uint64_t count;             /* records read */
     uint64_t progress_at;       /* when to show progress next (ns) */
@@ -562,6 +564,8 @@ static int start_mode(struct run *x, const char *first)
     if (err < 0)
         return err;
     modes__set_at(&x->m, (enum at_kind)o->at, o->at_ns);
+    for (size_t i = 0; i < x->n_execs; i++)
+        modes__exec(&x->m, x->execs[i]);
     if (!x->event)
         x->event = xstrdup(first);
     if (x->m.calls) {
@@ -578,6 +582,12 @@ static int start_mode(struct run *x, const char *first)
  * processes and their maps, and where the kernel's text is. */
 static void state_event(struct run *x, struct pd_event *ev)
 {
+    if (ev->type == PD_COMM && ev->u.comm.exec && x->m.ops) {
+        modes__exec(&x->m, ev->u.comm.pid);
+    } else if (ev->type == PD_COMM && ev->u.comm.exec) {
+        GROW(x->execs, x->cap_execs, x->n_execs + 1);
+        x->execs[x->n_execs++] = ev->u.comm.pid;
+    }
     if (ev->type != PD_SAMPLE && ev->type != PD_SWITCH)
         session__apply(x->s, ev);
     if (ev->type == PD_MMAP && ev->u.mmap.pid == (uint32_t)-1 &&
@@ -698,6 +708,29 @@ static void report(const struct run *x)
                x->m.unpaired);
 }
 
+/* The lost records into the profile, each weighed as the mean sample of
+ * the events whose samples it folded (a lost free or return weighs
+ * nothing); with none folded, each counts one. */
+static void add_lost(struct run *x)
+{
+    uint64_t lost = perf_reader__lost(x->r), folded_lost = 0;
+    uint64_t v[PROFILE_MAX_VALUES] = {0}, total[PROFILE_MAX_VALUES] = {0};
+    for (size_t i = 0; i < perf_reader__n_attrs(x->r) && i < x->cap_per_attr; i++)
+        if (x->per_attr[i])
+            folded_lost += perf_reader__attr(x->r, i)->lost;
+    for (size_t i = 0; i < profile__n_samples(x->p); i++)
+        for (size_t k = 0; k < profile__n_types(x->p); k++)
+            total[k] += profile__sample(x->p, i)->v[k];
+    for (size_t k = 0; k < profile__n_types(x->p); k++) {
+        double est = x->samples ? (double)total[k] * folded_lost / x->samples + 0.5 : lost;
+        v[k] = est < 0x1p64 ? (uint64_t)est : UINT64_MAX;
+    }
+    /* at least 1, or the writers that skip what weighs nothing would not show it */
+    if (!v[profile__weight(x->p)])
+        v[profile__weight(x->p)] = 1;
+    profile__set_lost(x->p, lost, v);
+}
+
 static void run_delete(struct run *x)
 {
     stitch__delete(x->st);
@@ -707,6 +740,7 @@ static void run_delete(struct run *x)
     profile__delete(x->p);
     free(x->pframe);
     free(x->per_attr);
+    free(x->execs);
     symbols__delete(x->sy);
     session__delete(x->s);
     perf_reader__delete(x->r);
@@ -732,6 +766,7 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
         if (x->st)
             stitch__finish(x->st);
         modes__finish(&x->m);
+        add_lost(x);
         profile__finish(x->p);
         set_span(x, path);
         report(x);

@@ -218,6 +218,35 @@ class Memory(SharedScratch):
         elif os.environ.get("CI") == "true":
             self.fail("go is not installed")
 
+    def test_sampled_estimates_state_their_error(self):
+        """At the default rate (one sample per 512 KiB), leak_big's and
+        leak_small's live bytes in the growth table each come with their
+        expected error (one standard error): about 1/sqrt(n) for the n
+        samples behind them, and the estimate within 4 of it of what the
+        program kept.  The alloc mode's table states one per function."""
+        data, out = self.record("leaky-default", "leaks", LEAKY)
+        big, small, _ = self.truth(out)
+        r = self.merge("--format", "table", "--view", "python", data)
+        self.assertIn("+/-err", r.stdout.splitlines()[0])
+        self.assertRegex(r.stderr, r"still live at the end of the program's code of \d+ sampled"
+                         r" \(estimates|bytes \+/-\d+\.\d%\) still live")
+        for fn, truth in (("leak_big", big), ("leak_small", small)):
+            est = var = 0
+            for line in r.stdout.splitlines()[1:]:
+                cols = line.split()
+                if ";%s (" % fn in line:
+                    est += int(cols[5])
+                    var += (float(cols[6].rstrip("%")) / 100 * int(cols[5])) ** 2
+            err = var ** 0.5 / est
+            expected = (524288 / truth) ** 0.5         # 1/sqrt(n) for n = truth / 512 KiB
+            self.assertLess(abs(err / expected - 1), 0.5, (fn, err, expected))
+            self.assertLess(abs(est / truth - 1), 4 * err, (fn, est, truth, err))
+        table = self.merge("--format", "table", "--view", "python",
+                           self.record("leaky-alloc", "alloc", LEAKY)[0]).stdout.splitlines()
+        self.assertEqual(table[0].split()[-2:], ["+/-err", "function"])
+        row = [l.split() for l in table if l.split()[-2:-1] == ["leak_big"]][0]
+        self.assertLess(abs(float(row[3].rstrip("%")) / 100 / ((524288 / big) ** 0.5) - 1), 0.5, row)
+
     def test_alloc_bytes(self):
         """alloc mode: leak_big's allocated bytes within 10% of what it
         allocated (its list's item array is 0.1% of them); nothing lost;

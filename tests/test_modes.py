@@ -553,6 +553,51 @@ class Modes(SharedScratch):
                     by[fn] += w
         return by
 
+    def test_exact_leaks_frees_whose_allocation_was_lost(self):
+        """--exact -m 1: no malloc entry (an 8 KiB stack copy) fits perf's
+        one-page buffer, so every allocation's record is lost and the frees
+        come without them.  They are frees whose allocation was lost (the
+        program's exec is in the recording: its heap began empty), not of
+        blocks allocated before the recording; pymerge's lost count is
+        perf report's, and the folded output ends with the [lost] stack."""
+        folder, _, _ = self.record("keepfree-lost", "leaks", KEEP_FREE, opts=["--exact", "-m", "1"])
+        data = folder + "/perf.data"
+        r = run([PYMERGE, "-v", data])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"; 0 frees of blocks allocated before the recording or lost \(not counted\),"
+                      r" (\d+) frees whose allocation was lost", r.stderr)
+        self.assertTrue(m, r.stderr)
+        self.assertGreater(int(m.group(1)), 600)        # freer's, and the interpreter's
+        stats = subprocess.run(["perf", "report", "--stats", "-i", data], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True).stdout
+        # the lost samples of each event (after the aggregated counts of records)
+        per_event = "".join(re.split(r"^\S.* stats:$", stats, flags=re.M)[2:])
+        perf_lost = sum(int(n) for n in re.findall(r"^\s*LOST_SAMPLES events:\s+(\d+)", per_event, re.M))
+        self.assertIn(", %d lost," % perf_lost, r.stderr)
+        self.assertIn("[lost];[lost %d records] " % perf_lost, r.stdout)
+
+    def test_exact_buffer_for_its_rate(self):
+        """--exact without -m gives perf 1 GiB per CPU (what a program
+        making a million mallocs in seconds needs to lose none), less
+        where a quarter of the available memory cannot hold that."""
+        def available():
+            with open("/proc/meminfo") as f:
+                return int(re.search(r"^MemAvailable:\s+(\d+) kB", f.read(), re.M).group(1)) << 10
+        # The memory available moves while other programs run: pyperf-record
+        # read it somewhere between these two readings.
+        before = available()
+        r = run([RECORD, "--mode", "leaks", "--exact", "-o", os.path.join(self.dir, "exact-m"), "--",
+                 PYTHON, "-c", "pass"])
+        after = available()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r" -m (\d+)M ", r.stderr)
+        self.assertTrue(m, r.stderr)
+        size, cpus = int(m.group(1)) << 20, os.cpu_count()
+        low, high = min(before, after), max(before, after)
+        fits = size * cpus <= high // 4
+        largest = size == 1 << 30 or 2 * size * cpus > low // 4
+        self.assertTrue(fits and largest, (size, before, after))
+
     def test_leaks_live_bytes_by_python_function(self):
         """--exact: keeper keeps its 200 blocks of 64 KiB, freer frees its
         600: what is live at the end is keeper's, growing over the run;

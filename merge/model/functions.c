@@ -25,10 +25,13 @@ struct fsum *functions__sum(struct intern *names, const struct profile *p, size_
                 seen[id] = i + 1;
                 for (size_t v = 0; v < nt; v++)
                     f->total[v] += s->v[v];
+                f->var_total += s->var;
             }
-            if (k + 1 == depth)
+            if (k + 1 == depth) {
                 for (size_t v = 0; v < nt; v++)
                     f->self[v] += s->v[v];
+                f->var_self += s->var;
+            }
         }
     }
     *n = intern__count(names);

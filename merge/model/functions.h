@@ -15,6 +15,7 @@
 
 struct fsum {
     uint64_t self[PROFILE_MAX_VALUES], total[PROFILE_MAX_VALUES];
+    double var_self, var_total;     /* of sampled estimates: their stacks' variances */
 };
 
 /*

@@ -5,6 +5,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,8 @@ struct profile {
     u64 start_ns, duration_ns;
     struct idmap build_ids;     /* interned path -> interned hex */
     const char *program;        /* interned, or NULL */
+    u64 lost;                   /* records lost while recording */
+    int var_type;               /* profile__variance_type */
 };
 
 struct profile *profile__new(int keep_time)
@@ -39,6 +43,7 @@ struct profile *profile__new(int keep_time)
     p->keep_time = keep_time;
     p->types[0] = (struct value_type){"samples", "count"};
     p->n_types = 1;
+    p->var_type = -1;
     return p;
 }
 
@@ -188,7 +193,8 @@ void profile__add(struct profile *p, uint32_t thread, uint32_t stack, uint64_t t
     profile__add_span(p, thread, stack, time, time, v);
 }
 
-void profile__add_values(struct profile *p, uint32_t thread, uint32_t stack, const uint64_t *v)
+/* The aggregated sample of (thread, stack), made when new. */
+static struct psample *sample_at(struct profile *p, uint32_t thread, uint32_t stack)
 {
     u64 key = (u64)thread << 32 | stack;
     uintptr_t at = (uintptr_t)idmap__get(&p->sample_by_key, key);
@@ -198,7 +204,27 @@ void profile__add_values(struct profile *p, uint32_t thread, uint32_t stack, con
         at = ++p->n_samples;
         idmap__put(&p->sample_by_key, key, (void *)at);
     }
-    struct psample *s = &p->samples[at - 1];
+    return &p->samples[at - 1];
+}
+
+void profile__set_variance_type(struct profile *p, size_t i)
+{
+    p->var_type = (int)i;
+}
+
+int profile__variance_type(const struct profile *p)
+{
+    return p->var_type;
+}
+
+void profile__add_variance(struct profile *p, uint32_t thread, uint32_t stack, double var)
+{
+    sample_at(p, thread, stack)->var += var;
+}
+
+void profile__add_values(struct profile *p, uint32_t thread, uint32_t stack, const uint64_t *v)
+{
+    struct psample *s = sample_at(p, thread, stack);
     for (size_t i = 0; i < p->n_types; i++)
         s->v[i] += v[i];
 }
@@ -326,4 +352,27 @@ const char *profile__build_id(const struct profile *p, const char *file)
 {
     /* frames' files are interned in p->names, so the pointer is the key */
     return file ? idmap__get(&p->build_ids, (u64)(uintptr_t)file) : NULL;
+}
+
+void profile__set_lost(struct profile *p, uint64_t records, const uint64_t *v)
+{
+    char name[64];
+    if (!records)
+        return;
+    p->lost = records;
+    snprintf(name, sizeof name, "[lost %" PRIu64 " records]", records);
+    u32 frame = profile__frame(p, name, strlen(name), PK_UNKNOWN, NULL);
+    u32 thread = profile__thread(p, 0, 0, "[lost]", "[lost]"), stack = profile__stack(p, &frame, 1);
+    profile__add_values(p, thread, stack, v);
+    /* for the writers that read time order: at the end, an instant */
+    u64 end = 0;
+    for (size_t i = 0; i < p->n_timed; i++)
+        end = p->timed[i].end > end ? p->timed[i].end : end;
+    if (p->keep_time)
+        profile__add_timed(p, thread, stack, end, end, v[p->weight]);
+}
+
+uint64_t profile__lost(const struct profile *p)
+{
+    return p->lost;
 }

@@ -54,6 +54,7 @@ struct value_type {
 struct psample {                /* one aggregated (thread, stack) */
     uint32_t thread, stack;
     uint64_t v[PROFILE_MAX_VALUES];
+    double var;                 /* a sampled estimate's variance (profile__add_variance) */
 };
 
 struct ptimed {                 /* one sample in time order */
@@ -149,5 +150,26 @@ const char *profile__build_id(const struct profile *p, const char *file);
  * files are, or NULL when the input does not say. */
 void profile__set_program(struct profile *p, const char *path);
 const char *profile__program(const struct profile *p);
+
+/* Sampled estimates (the sampled alloc and leaks modes): the variance of
+ * (thread, stack)'s value of type i, the one set with
+ * profile__set_variance_type, grows by var for each sample behind it.  A
+ * sample of b bytes standing for w (sampled with probability b / w) adds
+ * w * (w - b), as Horvitz and Thompson estimate it: n samples of small
+ * objects give a relative standard error of 1 / sqrt(n), a block bigger
+ * than the sampling period (always sampled) none. */
+void profile__set_variance_type(struct profile *p, size_t i);
+/* The type the variances are of, or -1 when the values are exact. */
+int profile__variance_type(const struct profile *p);
+void profile__add_variance(struct profile *p, uint32_t thread, uint32_t stack, double var);
+
+/* The records the recording lost (perf's count), with what they would
+ * have weighed, estimated (v, one value per type): set once, after the
+ * other samples.  The profile holds them as one more sample, a
+ * "[lost N records]" frame under a "[lost]" root (an instant at the end
+ * of the recording where time order is kept), so that every writer shows
+ * them in its own form; records 0 adds nothing. */
+void profile__set_lost(struct profile *p, uint64_t records, const uint64_t *v);
+uint64_t profile__lost(const struct profile *p);
 
 #endif

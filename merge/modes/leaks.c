@@ -22,6 +22,7 @@ struct leaks {
     size_t n, cap;
     struct idmap by_pid;        /* pid -> struct idmap: ptr -> index + 1 of its latest block */
     struct idmap by_tid;        /* tid -> struct tstack */
+    struct idmap execs;         /* pids whose exec() the recording holds */
     struct leak_counts c;
 };
 
@@ -48,6 +49,7 @@ void leaks__delete(struct leaks *l)
         return;
     idmap__exit_with(&l->by_tid, tstack_free);
     idmap__exit_with(&l->by_pid, blocks_free);
+    idmap__exit(&l->execs);
     free(l->blocks);
     free(l);
 }
@@ -79,14 +81,28 @@ static struct leak_block *live(struct leaks *l, struct idmap *by_ptr, uint64_t p
     return at && !l->blocks[at - 1].end ? &l->blocks[at - 1] : NULL;
 }
 
-/* Ends ptr's block at time; 0, or -ENOENT when it was not live. */
-static int release(struct leaks *l, struct idmap *by_ptr, uint64_t ptr, uint64_t time)
+void leaks__exec(struct leaks *l, uint32_t pid)
+{
+    idmap__put(&l->execs, pid, (void *)1);
+}
+
+/* Ends ptr's block (process pid's) at time; when it was not live, counted:
+ * the allocation's record was lost when the recording saw that pointer
+ * allocated and freed before (a program frees a block once), or saw the
+ * process begin (exec) with an empty heap; else the block was made before
+ * the recording (or in the parent before a fork). */
+static void release(struct leaks *l, uint32_t pid, struct idmap *by_ptr, uint64_t ptr,
+                    uint64_t time)
 {
     struct leak_block *b = live(l, by_ptr, ptr);
-    if (!b)
-        return -ENOENT;
+    if (!b) {
+        if (idmap__get(by_ptr, ptr) || idmap__get(&l->execs, pid))
+            l->c.lost_allocs++;
+        else
+            l->c.unknown_frees++;
+        return;
+    }
     b->end = time ? time : 1;   /* 0 means live */
-    return 0;
 }
 
 /* A new live block; one still live at its address lost its free. */
@@ -119,8 +135,8 @@ void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn,
     if (fn == LEAK_REALLOC && e.old && (ptr || !e.bytes)) {
         /* Moved or released (realloc(p, 0)); glibc frees the latter through
          * free(), which the recording may have seen already. */
-        if (release(l, by_ptr, e.old, time) < 0 && e.bytes)
-            l->c.unknown_frees++;
+        if (e.bytes || live(l, by_ptr, e.old))
+            release(l, pid, by_ptr, e.old, time);
     }
     if (!ptr) {
         l->c.failed += e.bytes != 0;
@@ -146,8 +162,8 @@ void leaks__sampled(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t bytes,
 
 void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time)
 {
-    if (ptr && release(l, blocks_of(l, pid), ptr, time) < 0)
-        l->c.unknown_frees++;
+    if (ptr)
+        release(l, pid, blocks_of(l, pid), ptr, time);
 }
 
 const struct leak_block *leaks__blocks(struct leaks *l, size_t *n)

@@ -21,6 +21,9 @@
  * Addresses are per process (a forked child reuses its parent's).
  * Frees of pointers never seen allocated (made before the recording
  * started) are only counted: they are nothing this recording can blame.
+ * A free of a pointer whose block was freed already, or in a process
+ * whose exec() the recording holds, is counted apart: the record of its
+ * allocation was lost.
  */
 #ifndef PYMERGE_LEAKS_H
 #define PYMERGE_LEAKS_H
@@ -40,6 +43,7 @@ struct leak_block {
 
 struct leak_counts {
     uint64_t unknown_frees;     /* frees (and reallocs) of pointers never seen allocated */
+    uint64_t lost_allocs;       /* frees whose allocation's record was lost */
     uint64_t unpaired;          /* returns without their entry, entries without return */
     uint64_t failed;            /* returns of NULL */
 };
@@ -62,6 +66,9 @@ void leaks__return(struct leaks *l, uint32_t pid, uint32_t tid, enum leak_fn fn,
  * allocations, made by (thread, stack). */
 void leaks__sampled(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t bytes, uint64_t objects,
                     uint32_t thread, uint32_t stack, uint64_t time);
+
+/* Process pid began (exec) during the recording, with an empty heap. */
+void leaks__exec(struct leaks *l, uint32_t pid);
 
 /* free(ptr) in process pid. */
 void leaks__free(struct leaks *l, uint32_t pid, uint64_t ptr, uint64_t time);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -162,9 +163,12 @@ static void sampled_alloc(struct modes *m, const struct pd_sample *s, uint32_t t
         return;
     uint64_t objects = bytes ? (weight + bytes / 2) / bytes : 1;
     m->sampled++;
+    profile__set_variance_type(m->p, 1);        /* bytes, live-bytes */
     if (m->mode == MODE_ALLOC) {
         uint64_t v[PROFILE_MAX_VALUES] = {objects, weight};
         modes__put_at(m, thread, stack, s->time, v);
+        if (weight > bytes)
+            profile__add_variance(m->p, thread, stack, (double)weight * (double)(weight - bytes));
     } else {
         leaks__sampled(m->leaks, s->pid, ptr, weight, objects, thread, stack, s->time);
     }
@@ -182,11 +186,26 @@ static void alloc_sample(struct modes *m, const struct pd_sample *s, uint32_t th
         idmap__put(&m->finalized, s->pid, (void *)(uintptr_t)(s->time + 1));
 }
 
+/* The expected relative error (one standard error) of the sampled
+ * estimate total, in percent. */
+static double error_pct(const struct profile *p, uint64_t total)
+{
+    double var = 0;
+    for (size_t i = 0; i < profile__n_samples(p); i++)
+        var += profile__sample(p, i)->var;
+    return total ? 100 * sqrt(var) / (double)total : 0;
+}
+
 static void alloc_finish(struct modes *m)
 {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < profile__n_samples(m->p); i++)
+        bytes += profile__sample(m->p, i)->v[1];
     if (m->sampled)
         warnx_("%s: %" PRIu64 " sampled allocations: counts and bytes are estimates, each sample"
-               " weighted by what it stands for", m->shown, m->sampled);
+               " weighted by what it stands for; %" PRIu64 " bytes +/-%.1f%% (one standard"
+               " error; --format table: each function's)", m->shown, m->sampled, bytes,
+               error_pct(m->p, bytes));
 }
 
 struct change {                 /* live bytes go up or down at a time */
@@ -251,18 +270,26 @@ static void leaks_finish(struct modes *m)
                                        .begin = b[i].time,
                                        .end = b[i].end && b[i].end <= t ? b[i].end : t + 1,
                                        .weight = b[i].bytes});
+        if (m->sampled && alive && b[i].objects > 1)    /* w = objects * b bytes */
+            profile__add_variance(m->p, b[i].thread, b[i].stack,
+                                  (double)b[i].bytes * b[i].bytes * (1 - 1.0 / b[i].objects));
         live += v[0];
         live_bytes += v[1];
     }
     static const char *const when[] = {[AT_END] = "at the end of the program's code",
                                        [AT_PEAK] = "at the peak", [AT_SECONDS] = "at --at"};
     struct leak_counts c = leaks__counts(m->leaks);
-    warnx_("%s: %" PRIu64 " %s (%" PRIu64 " bytes) still live %s of %zu %s; %" PRIu64 " frees of"
-           " blocks allocated before the recording (not counted), %" PRIu64 " allocator events"
-           " unpaired, %" PRIu64 " failed", m->shown, live, m->sampled ? "allocations" : "blocks",
-           live_bytes, when[m->at], n,
+    char err[64] = "", lost[96] = "";
+    if (c.lost_allocs)
+        snprintf(lost, sizeof lost, ", %" PRIu64 " frees whose allocation was lost", c.lost_allocs);
+    if (m->sampled)
+        snprintf(err, sizeof err, " +/-%.1f%%", error_pct(m->p, live_bytes));
+    warnx_("%s: %" PRIu64 " %s (%" PRIu64 " bytes%s) still live %s of %zu %s; %" PRIu64 " frees of"
+           " blocks allocated before the recording%s (not counted)%s, %" PRIu64 " allocator"
+           " events unpaired, %" PRIu64 " failed",
+           m->shown, live, m->sampled ? "allocations" : "blocks", live_bytes, err, when[m->at], n,
            m->sampled ? "sampled (estimates, weighted by their samples)" : "allocated",
-           c.unknown_frees, c.unpaired, c.failed);
+           c.unknown_frees, perf_reader__lost(m->r) ? " or lost" : "", lost, c.unpaired, c.failed);
 }
 
 const struct mode_ops mode_alloc = {

@@ -186,6 +186,7 @@ int modes__init(struct modes *m, enum mode want, struct profile *p, struct perf_
     memset(m, 0, sizeof(*m));
     m->p = p;
     m->shown = shown;
+    m->r = r;
     m->field = -1;
     m->ops = event && want == MODE_AUTO ? &mode_cpu : choose(want, r);
     m->mode = m->ops->mode;
@@ -330,6 +331,12 @@ void modes__thread_exit(struct modes *m, uint32_t tid, uint64_t time)
 {
     if (m->ops->thread_exit)
         m->ops->thread_exit(m, tid, time);
+}
+
+void modes__exec(struct modes *m, uint32_t pid)
+{
+    if (m->leaks)
+        leaks__exec(m->leaks, pid);
 }
 
 void modes__finish(struct modes *m)

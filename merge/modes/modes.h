@@ -95,6 +95,7 @@ struct modes {
     uint64_t first_time;
     uint64_t sampled;           /* sampled allocations seen */
     const char *shown;
+    const struct perf_reader *r;    /* the input: what it lost */
     const struct pd_attr *sel;  /* the selected (or first) event, or NULL */
     const char *weight;         /* --weight, or NULL */
 };
@@ -160,6 +161,8 @@ int modes__call_key(const struct modes *m, const struct pd_sample *s, uint64_t *
 
 /* A thread exits (an EXIT record): the calls mode ends its calls. */
 void modes__thread_exit(struct modes *m, uint32_t tid, uint64_t time);
+/* Process pid began (exec) during the recording. */
+void modes__exec(struct modes *m, uint32_t pid);
 
 /* At the end: spans still open are accounted (off-CPU until the end of the
  * recording; a system call that never returned, with no latency). */

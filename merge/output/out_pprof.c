@@ -6,6 +6,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -333,6 +335,15 @@ int out_pprof__write(FILE *f, const struct profile *p)
     add_samples(&b, p);
     b.pr.time_nanos = (int64_t)profile__start_ns(p);
     b.pr.duration_nanos = (int64_t)profile__duration_ns(p);
+    char lost[96];
+    int64_t comment;
+    if (profile__lost(p)) {     /* go tool pprof -comments; the sample is [lost N records] */
+        snprintf(lost, sizeof lost, "%" PRIu64 " records were lost while recording",
+                 profile__lost(p));
+        comment = str(b.st, lost);
+        b.pr.n_comment = 1;
+        b.pr.comment = &comment;
+    }
     add_strings(&b);
 
     size_t len = perftools__profiles__profile__get_packed_size(&b.pr);

@@ -17,5 +17,7 @@
 /* At most top rows.  Returns 0, -ENODATA (no functions; the header is
  * still written) or -EIO. */
 int out_table__write(FILE *f, const struct profile *p, size_t top);
+/* The footer of the text tables when the recording lost records. */
+void out_table__lost(FILE *f, const struct profile *p);
 
 #endif

@@ -90,8 +90,15 @@ int out_trace__write(FILE *f, const struct profile *p, const char *name)
         /* No args (the file): speedscope would append them to every name. */
         fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "}", th->pid, th->tid);
     }
+    if (profile__lost(p)) {     /* a global instant: a line across every thread */
+        fprintf(f, "%s\n{\"name\":\"[lost %" PRIu64 " records]\",\"ph\":\"i\",\"s\":\"g\",\"ts\":0,"
+                "\"pid\":0,\"tid\":0}", first ? "" : ",", profile__lost(p));
+        first = 0;
+    }
     fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"pymerge\",\"source\":", f);
     put_json_string(f, name, strlen(name));
+    if (profile__lost(p))
+        fprintf(f, ",\"lostRecords\":%" PRIu64, profile__lost(p));
     fputs("}}\n", f);
     free(used);
     return written(f, t0 == UINT64_MAX ? -ENODATA : 0);

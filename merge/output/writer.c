@@ -9,6 +9,8 @@
 #include "out_table.h"
 #include "out_trace.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static int folded(FILE *f, const struct profile *p, const struct write_opts *o)
@@ -16,9 +18,18 @@ static int folded(FILE *f, const struct profile *p, const struct write_opts *o)
     return out_folded__write(f, p, o->annotate);
 }
 
+/* A recording that lost records says so under the title, beside its
+ * [lost N records] frame. */
 static int svg(FILE *f, const struct profile *p, const struct write_opts *o)
 {
-    return out_svg__write(f, p, &o->svg);
+    struct svg_opts so = o->svg;
+    char line[160];
+    if (profile__lost(p)) {
+        snprintf(line, sizeof line, "%s%s%" PRIu64 " records were lost while recording",
+                 so.subtitle ? so.subtitle : "", so.subtitle ? "; " : "", profile__lost(p));
+        so.subtitle = line;
+    }
+    return out_svg__write(f, p, &so);
 }
 
 static int speedscope(FILE *f, const struct profile *p, const struct write_opts *o)

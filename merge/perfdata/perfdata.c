@@ -47,6 +47,7 @@ enum {
 enum { FEAT_TRACING_DATA = 1, FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12, FEAT_BITS = 256 };
 enum { EVENT_UPDATE_NAME = 2 };
 #define MISC_BUILD_ID_SIZE (1u << 15)     /* build id record carries its size */
+#define LOST_SAMPLES_BPF (1u << 15)       /* LOST_SAMPLES of samples a BPF filter dropped */
 
 #define MAGIC_PERFILE2 0x32454c4946524550ULL  /* "PERFILE2" read little-endian */
 #define FILE_HEADER_SIZE 104                  /* 3 u64 + 3 sections + 256 bits */
@@ -68,7 +69,7 @@ struct perf_reader {
     size_t n_attrs, cap_attrs, cap_layouts;
     struct pd_build_id *bids;
     size_t n_bids, cap_bids;
-    u64 lost;
+    u64 lost[2];                /* by LOST records, by LOST_SAMPLES records */
     u8 *tdata;                  /* TRACING_DATA, as recorded */
     size_t tdata_size;
 
@@ -785,23 +786,36 @@ static int user_record(struct perf_reader *r, const struct pd_raw *rec)
     return 0;
 }
 
+/* Adds n lost records to the total and to a (NULL: no event named),
+ * counted apart by the record that said so. */
+static void add_lost(struct perf_reader *r, struct pd_attr *a, int by_samples, u64 n)
+{
+    r->lost[by_samples] += n;
+    if (a)
+        a->lost_by[by_samples] += n;
+    /* Both records count the same losses: the kernel's LOST when it drops
+     * a record, and perf's LOST_SAMPLES at the end, from each event's own
+     * count (PERF_FORMAT_LOST).  perf report shows the latter; kernels
+     * without PERF_FORMAT_LOST have only the former. */
+    int use = r->lost[1] != 0;
+    for (size_t i = 0; i < r->n_attrs; i++)
+        r->attrs[i].lost = r->attrs[i].lost_by[use];
+}
+
 /* Whether rec is a LOST or LOST_SAMPLES record: then counted, in total
  * and for its event. */
 static int count_lost(struct perf_reader *r, const struct pd_raw *rec)
 {
     if (rec->type == PERF_RECORD_LOST && rec->size >= 24) {
         /* the record names the event whose buffer overflowed */
-        struct pd_attr *a = attr_by_id(r, rd64(rec->p + 8), &(size_t){0});
-        r->lost += rd64(rec->p + 16);
-        if (a)
-            a->lost += rd64(rec->p + 16);
+        add_lost(r, attr_by_id(r, rd64(rec->p + 8), &(size_t){0}), 0, rd64(rec->p + 16));
         return 1;
     }
     if (rec->type == PERF_RECORD_LOST_SAMPLES && rec->size >= 16) {
         size_t idx;
-        r->lost += rd64(rec->p + 8);
-        if (attr_of(r, rec, &idx))
-            r->attrs[idx].lost += rd64(rec->p + 8);
+        /* samples a BPF filter dropped (perf record --filter) were not lost */
+        if (!(rec->misc & LOST_SAMPLES_BPF))
+            add_lost(r, attr_of(r, rec, &idx) ? &r->attrs[idx] : NULL, 1, rd64(rec->p + 8));
         return 1;
     }
     return 0;
@@ -905,7 +919,7 @@ const void *perf_reader__tracing_data(const struct perf_reader *r, size_t *size)
 
 uint64_t perf_reader__lost(const struct perf_reader *r)
 {
-    return r->lost;
+    return r->lost[r->lost[1] != 0];
 }
 
 void perf_reader__progress(const struct perf_reader *r, uint64_t *done, uint64_t *total)

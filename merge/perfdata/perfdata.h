@@ -22,7 +22,9 @@ struct pd_attr {
     char *name;                     /* "cpu-clock", from EVENT_DESC or derived */
     uint64_t *ids;
     size_t n_ids;
-    uint64_t lost;                  /* its records lost while recording */
+    uint64_t lost;                  /* its records lost while recording, as perf
+                                     * report counts them */
+    uint64_t lost_by[2];            /* by LOST records, by LOST_SAMPLES records */
 };
 
 /*
@@ -125,7 +127,7 @@ size_t perf_reader__n_build_ids(const struct perf_reader *r);
 const struct pd_build_id *perf_reader__build_id(const struct perf_reader *r, size_t i);
 
 /* Counts for the -v summary. */
-uint64_t perf_reader__lost(const struct perf_reader *r);        /* lost samples */
+uint64_t perf_reader__lost(const struct perf_reader *r);        /* lost records, as perf counts them */
 /* The TRACING_DATA section (tracepoint formats, see tracedata.h), or NULL;
  * in a pipe it arrives before the first sample. */
 const void *perf_reader__tracing_data(const struct perf_reader *r, size_t *size);

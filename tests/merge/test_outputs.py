@@ -230,6 +230,78 @@ class Speedscope(Scratch):
         self.assertEqual(first["endValue"], 5)
 
 
+class Lost(Scratch):
+    """A recording made to lose: perf's buffer of one page cannot hold one
+    sample of an 8 KiB stack copy, so every sample at 20 kHz is lost,
+    whatever the machine's load."""
+
+    def setUp(self):
+        super().setUp()
+        prog = self.write("spin.py", "import time\nt = time.time()\nwhile time.time() - t < 0.5:\n    pass\n")
+        self.data = self.path("lost.data")
+        subprocess.run(["perf", "record", "-q", "-m", "1", "-F", "20000", "--call-graph", "dwarf,8192",
+                        "-o", self.data, "--", PYTHON, prog], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True, timeout=120)
+        dump = subprocess.run(["perf", "report", "-D", "-i", self.data], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True, timeout=120).stdout
+        # perf's two records of the same losses: the kernel's as they
+        # happen (the last ones may never be written) and perf's own count
+        # at the end, which perf report shows
+        self.perf_lost = sum(map(int, re.findall(r"PERF_RECORD_LOST_SAMPLES: .*lost samples :(\d+)", dump)))
+        kernel = sum(map(int, re.findall(r"PERF_RECORD_LOST: .* lost:(\d+)", dump)))
+        self.assertGreater(self.perf_lost, 100)
+        self.assertGreater(kernel, self.perf_lost // 2)
+        self.assertLessEqual(kernel, self.perf_lost)
+
+    def out(self, *args):
+        r = run([PYMERGE] + list(args) + [self.data])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def test_lost_count_is_perfs_and_every_output_says_it(self):
+        """pymerge counts what perf report counts (it counted both records,
+        twice as many), and each output shows the loss in its own form:
+        a [lost N records] stack in folded, SVG (and its subtitle, drawn
+        in Chromium), speedscope (valid against its schema), pprof (a
+        sample and a comment, read by go tool pprof), the table's footer
+        and row, the trace's global instant."""
+        lost = "[lost %d records]" % self.perf_lost
+        r = self.out("-v")
+        self.assertIn(", %d lost," % self.perf_lost, r.stderr)
+        self.assertEqual(r.stdout, "[lost];%s %d\n" % (lost, self.perf_lost))
+        table = self.out("--format", "table").stdout
+        self.assertIn(lost, table)
+        self.assertIn("%d records were lost while recording" % self.perf_lost, table.splitlines()[-1])
+        doc = json.loads(self.out("--format", "speedscope").stdout)
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        self.assertIn(lost, names)
+        if os.path.exists(SCHEMA):
+            import jsonschema
+            with open(SCHEMA) as f:
+                jsonschema.validate(doc, json.load(f))
+        pb = self.path("lost.pb.gz")
+        self.out("--format", "pprof", "-o", pb)
+        if shutil.which("go"):
+            said = subprocess.run(["go", "tool", "pprof", "-comments", pb], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, universal_newlines=True).stdout
+            self.assertIn("%d records were lost while recording" % self.perf_lost, said)
+            top = subprocess.run(["go", "tool", "pprof", "-top", pb], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, universal_newlines=True).stdout
+            self.assertRegex(top, r"100%%\s+\S+\s+100%%\s+%s" % re.escape(lost))
+        # no spans in a cpu recording: the trace says so, and still holds the loss
+        trace = run([PYMERGE, "--format", "trace", self.data]).stdout
+        self.assertIn('"lostRecords":%d' % self.perf_lost, trace)
+        svg = self.path("lost.svg")
+        self.out("--format", "svg", "-o", svg)
+        with open(svg) as f:
+            text = f.read()
+        self.assertIn(lost, text)
+        self.assertRegex(text, r'<text id="subtitle"[^>]*>%d records were lost' % self.perf_lost)
+        if CHROMIUM:
+            dom = SvgInChromium.chromium(self, "--dump-dom", "file://" + svg).stdout
+            self.assertIn("%d records were lost while recording" % self.perf_lost, dom)
+
+
 class WriteErrors(Scratch):
     """A write that fails is an error: a full disk, or a reader that went away."""
 
