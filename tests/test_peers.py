@@ -106,6 +106,7 @@ class Peers(Scratch):
         to it before its rounds start: (py-spy's folded stacks, pymerge's,
         the program's own split in points)."""
         rec, ready, spy = self.path("rec"), self.path("ready"), self.path("spy.folded")
+        spy_exe = py_spy()  # before the program starts: no PyPI, no recording
         # -F 400: 3,200 samples, and perf.data of 80 MB, not 200.
         ours = subprocess.Popen(["nice", "-n", str(NICE), RECORD, "-o", rec, "-F", "400", "--",
                                  python, PROGRAM, SECONDS, ready], env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -126,7 +127,7 @@ class Peers(Scratch):
                 pid = f.read()
             # py-spy's own environment: no sanitizer runtime preloaded.
             env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-            theirs = subprocess.Popen(["nice", "-n", str(NICE), py_spy(), "record", "--rate", str(SPY_RATE),
+            theirs = subprocess.Popen(["nice", "-n", str(NICE), spy_exe, "record", "--rate", str(SPY_RATE),
                                        "--nolineno", "--format", "raw", "-o", spy, "--pid", pid],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       universal_newlines=True)
