@@ -423,6 +423,23 @@ def memory_table(names, results):
         print()
 
 
+def peer_failures(venv, status):
+    """{peer: why it cannot be used}: it did not install, or does not run."""
+    failures = {name: status[pin] for name, pin in PINS.items() if status[pin]}
+    py = os.path.join(venv, "bin", "python")
+    checks = {"py-spy": [os.path.join(venv, "bin", "py-spy"), "--version"],
+              "austin": [os.path.join(venv, "bin", "austin"), "--version"],
+              "memray": [py, "-m", "memray", "--version"], "scalene": [py, "-m", "scalene", "--version"]}
+    for name, cmd in checks.items():
+        if name not in failures:
+            why = smoke(cmd)
+            if why:
+                failures[name] = "%s (%s) does not run here: %s" % (name, PINS[name], why)
+    for t in failures:
+        log("%s: %s" % (t, failures[t]))
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one run, a quarter of the work: a smoke test")
@@ -450,23 +467,9 @@ def main():
         sys.exit("bench_peers.py: %s: no pymerge there (meson setup BUILD && meson compile -C BUILD)" % a.build)
     os.makedirs(a.cache, exist_ok=True)
     venv12, venv13 = os.path.join(a.cache, "venv-3.12"), os.path.join(a.cache, "venv-3.13")
-    failures = {}
     status = make_venv(PY312, venv12, list(PINS.values()) + DEPS)
     status13 = make_venv(PY313, venv13, DEPS)
-    for name, pin in PINS.items():
-        if status[pin]:
-            failures[name] = status[pin]
-    checks = {"py-spy": [os.path.join(venv12, "bin", "py-spy"), "--version"],
-              "austin": [os.path.join(venv12, "bin", "austin"), "--version"],
-              "memray": [os.path.join(venv12, "bin", "python"), "-m", "memray", "--version"],
-              "scalene": [os.path.join(venv12, "bin", "python"), "-m", "scalene", "--version"]}
-    for name, cmd in checks.items():
-        if name not in failures:
-            why = smoke(cmd)
-            if why:
-                failures[name] = "%s (%s) does not run here: %s" % (name, PINS[name], why)
-    for t in failures:
-        log("%s: %s" % (t, failures[t]))
+    failures = peer_failures(venv12, status)
     pythons = {"3.12": os.path.join(venv12, "bin", "python"), "3.13": os.path.join(venv13, "bin", "python")}
     all_tools = [t for t in tools(a, venv12) if t.needs not in failures]
     failures = {t.name: failures[t.needs] for t in tools(a, venv12) if t.needs in failures}
