@@ -23,6 +23,7 @@
 #include "trampoline.h"
 #ifdef PYPERFMAP_USDT
 #  include "markers.h"
+#  include "spans.h"
 #  define MARKERS_INIT() markers__init()
 #else
 #  define MARKERS_INIT() (void)0
@@ -313,6 +314,7 @@ static PyMethodDef methods[] = {
      "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
     {"_markers_always", markers__set_always, METH_O,
      "_markers_always(on)\n\nFire every standard marker as if traced (PYPERFMAP_MARKERS=always)."},
+    SPANS_METHODS
 #endif
     {NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,211 @@
+"""Spans: named stretches of a program's time (a request, a test), which
+pyperf-record records and pymerge puts at the root of every sample taken
+inside them (docs/spans.md).
+
+The current span is a context variable, so each thread and each asyncio
+task has its own.  Entering and leaving fire the static probes
+pyperfmap:span__enter and span__exit (libpyperfmap/spans.h) while a tracer
+has them; otherwise a span costs only its bookkeeping here.
+"""
+import contextvars
+import functools
+import inspect
+import itertools
+import os
+import sys
+import threading
+
+from . import _pyperfmap
+
+#: Distinct span names a process may have; later new names become OTHER.
+NAMES_ENV = "PYPERFMAP_SPAN_NAMES"
+MAX_NAMES = 1000
+#: Characters of a name kept; longer ones are cut, with "..." at the end.
+MAX_NAME = 200
+OTHER = "[other]"
+
+_traced = getattr(_pyperfmap, "_span_traced", lambda: False)
+_fire_enter = getattr(_pyperfmap, "_span_enter", None)
+_fire_exit = getattr(_pyperfmap, "_span_exit", None)
+
+_current = contextvars.ContextVar("pyperfmap_span", default=None)
+_ids = itertools.count(1)
+_names = {}                 # what the program passed -> the name used
+_lock = threading.Lock()
+_warned = set()
+_generation = [0]           # counts forks: a child's inherited spans are not its own
+_otel = []                  # [opentelemetry.trace or None], looked up once
+
+
+def _warn(kind, message):
+    if kind not in _warned:
+        _warned.add(kind)
+        sys.stderr.write("pyperfmap: warning: %s\n" % message)
+
+
+def _max_names():
+    try:
+        return max(1, int(os.environ.get(NAMES_ENV, MAX_NAMES)))
+    except ValueError:
+        return MAX_NAMES
+
+
+def _clean(name):
+    """A name as a bounded, encodable str."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "replace")
+    elif not isinstance(name, str):
+        name = str(name)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        _warn("utf8", "span name %r is not valid Unicode; its bad characters are escaped" % name[:60])
+        name = name.encode("utf-8", "backslashreplace").decode("ascii")
+    if len(name) > MAX_NAME:
+        _warn("long", "a span name of %d characters is cut to %d" % (len(name), MAX_NAME))
+        name = name[:MAX_NAME - 3] + "..."
+    return name.replace("\n", " ").replace("\0", " ") or "[unnamed]"
+
+
+def _name(name):
+    """The name a span is recorded under: at most MAX_NAMES distinct ones,
+    later new names sharing OTHER (one warning)."""
+    try:
+        return _names[name]
+    except KeyError:
+        pass
+    except TypeError:           # unhashable: named by its text
+        return _name(str(name))
+    with _lock:
+        if name in _names:
+            return _names[name]
+        if len(_names) >= _max_names():
+            _warn("names", "more than %d distinct span names; later ones are recorded as %s"
+                  " (raise %s, or name spans by kind, not by value)" % (len(_names), OTHER, NAMES_ENV))
+            return OTHER
+        used = _names[name] = _clean(name)
+        return used
+
+
+def _otel_labels(labels):
+    """trace_id and span_id of OpenTelemetry's current span, if any."""
+    if not _otel:
+        try:
+            from opentelemetry import trace
+        except Exception:
+            trace = None
+        _otel.append(trace)
+    trace = _otel[0]
+    if trace is None:
+        return labels
+    try:
+        ctx = trace.get_current_span().get_span_context()
+        if ctx.is_valid:
+            labels = dict(labels, trace_id="%032x" % ctx.trace_id, span_id="%016x" % ctx.span_id)
+    except Exception:
+        pass
+    return labels
+
+
+def _label_text(labels):
+    """key=value lines; a value's own line breaks become spaces."""
+    return "\n".join("%s=%s" % (k, str(v).replace("\n", " ")) for k, v in labels.items())
+
+
+class _Open:
+    """One entered span: what the context variable holds."""
+    __slots__ = ("id", "name", "parent", "thread", "generation", "closed", "token")
+
+    def __init__(self, name, parent):
+        self.id = next(_ids)
+        self.name = name
+        self.parent = parent
+        self.thread = threading.get_ident()
+        self.generation = _generation[0]
+        self.closed = False
+
+
+def _live(s):
+    """s or its nearest ancestor still open in this process."""
+    while s is not None and (s.closed or s.generation != _generation[0]):
+        s = s.parent
+    return s
+
+
+class span:
+    """A named span of time: ``with pyperfmap.span("checkout", user=u):``
+    or ``@pyperfmap.span("load")``.  Labels are recorded with it (pprof
+    sample labels).  Spans nest; each thread and each asyncio task has its
+    own current one.  One span object may be entered again, also nested."""
+    __slots__ = ("name", "labels", "_open")
+
+    def __init__(self, name, **labels):
+        self.name = _name(name)
+        self.labels = labels
+        self._open = []
+
+    def __enter__(self):
+        parent = _live(_current.get())
+        o = _Open(self.name, parent)
+        o.token = _current.set(o)
+        self._open.append(o)
+        if _traced():
+            labels = _otel_labels(self.labels)
+            _fire_enter(o.id, parent.id if parent else 0, self.name, _label_text(labels))
+        return self
+
+    def _pop(self):
+        """The entry this exit closes: this context's, else this thread's
+        latest, else the latest (one closed in another thread)."""
+        cur, me = _current.get(), threading.get_ident()
+        for want in (lambda o: o is cur, lambda o: o.thread == me):
+            for i in range(len(self._open) - 1, -1, -1):
+                if want(self._open[i]):
+                    return self._open.pop(i)
+        return self._open.pop()
+
+    def __exit__(self, *exc):
+        o = self._pop()
+        o.closed = True
+        if o.generation != _generation[0]:
+            return False            # opened before a fork: the parent's to close
+        parent = _live(o.parent)
+        if _traced():
+            _fire_exit(o.id, parent.id if parent else 0)
+        try:
+            _current.reset(o.token)
+        except ValueError:          # closed in another thread or context than it opened in
+            _warn("thread", "span %r was closed in another thread or task than the one that"
+                  " opened it; it ends there, and the opener's later spans go under its parent"
+                  % o.name)
+        return False
+
+    def __call__(self, fn):
+        """As a decorator: each call of fn runs in a span of this name."""
+        name, labels = self.name, self.labels
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def run_async(*args, **kwargs):
+                with span(name, **labels):
+                    return await fn(*args, **kwargs)
+            return run_async
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with span(name, **labels):
+                return fn(*args, **kwargs)
+        return run
+
+
+def current_span():
+    """The name of this thread's or task's current span, or None."""
+    s = _live(_current.get())
+    return s.name if s else None
+
+
+def _after_fork():
+    _generation[0] += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
