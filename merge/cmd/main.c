@@ -89,6 +89,14 @@ static const char usage[] =
     "  --inside REGEX        calls: keep only the calls made inside a call that\n"
     "                          matches (that call included)\n"
     "                          pymerge --inside '^clone ' --format trace rec/perf.data\n"
+    "  --no-spans            no [span NAME] frames for pyperfmap.span's spans\n"
+    "                          (docs/spans.md); they are at the root of every sample\n"
+    "                          taken inside a span, outermost first (python, mixed views)\n"
+    "  --span REGEX          keep only the samples inside a span whose name matches\n"
+    "                          pymerge --span '^GET /checkout' --format svg rec/perf.data\n"
+    "  --slowest P           keep only the samples inside spans slower than the P-th\n"
+    "                          percentile of their own name: tail-latency profiles\n"
+    "                          pymerge --slowest 90 --span '^GET ' rec/perf.data\n"
     "  --at end|peak|SECONDS leaks: count live bytes at the end of the program's own\n"
     "                          code, before finalization frees its globals (default;\n"
     "                          the end of the recording for a process that never got\n"
@@ -124,6 +132,9 @@ static const char usage[] =
     "                          and total of the weight (--top N rows, default 20)\n"
     "                        growth: a leaks recording's live bytes over time, a\n"
     "                          line per stack (the top 8 at the end), as SVG\n"
+    "                        spans: one row per span name: count, total and mean\n"
+    "                          wall time, p50, p90, p99, max, CPU and off-CPU time\n"
+    "                          inside\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --interval S          live: seconds of samples between two snapshots\n"
     "                          (default 1)\n"
@@ -405,6 +416,27 @@ static int set_weight(struct cli *c, const char *arg, int k) { (void)k; c->o.wei
 static int set_kallsyms(struct cli *c, const char *arg, int k) { (void)k; c->o.kallsyms = arg; return 0; }
 static int set_map_dir(struct cli *c, const char *arg, int k) { (void)k; c->o.map_dir = arg; return 0; }
 static int set_title(struct cli *c, const char *arg, int k) { (void)k; c->w.svg.title = arg; return 0; }
+static int set_no_spans(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.spans.off = 1; return 0; }
+
+/* --span: checked here, compiled where the spans are read (pyspans.c). */
+static int set_span(struct cli *c, const char *arg, int k)
+{
+    regex_t re;
+    (void)k;
+    if (c->o.spans.pattern || regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) != 0)
+        return -EINVAL;
+    regfree(&re);
+    c->o.spans.pattern = arg;
+    return 0;
+}
+
+static int set_slowest(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->o.spans.slowest = strtod(arg, &end);
+    return whole(arg, end) && c->o.spans.slowest >= 0 && c->o.spans.slowest < 100 ? 0 : -EINVAL;
+}
 
 static int set_pid(struct cli *c, const char *arg, int k)
 {
@@ -588,6 +620,9 @@ static const struct opt opts[] = {
     {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
     {"only", 0, CMD_ANY, REGEX, NULL, set_only},
     {"inside", 0, CMD_ANY, REGEX, NULL, set_inside},
+    {"no-spans", 0, CMD_ANY, NULL, NULL, set_no_spans},
+    {"span", 0, CMD_ANY, REGEX, NULL, set_span},
+    {"slowest", 0, CMD_ANY, "a percentile, 0 or more and under 100", NULL, set_slowest},
     {"label", 0, CMD_MERGE, "KEY=VALUE, without ',' ';' or a second '=', once before each input",
      NULL, set_label},
     {"label-frames", 0, CMD_MERGE, NULL, NULL, set_label_frames},
@@ -772,7 +807,7 @@ int main(int argc, char **argv)
         argc--, argv++;
     struct cli c = {
         .cmd = cmd,
-        .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
+        .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM, .spans = {.slowest = -1}},
         .writer = writer__find(cmd == CMD_DIFF ? "svg" : "folded"),
         .input = cmd == CMD_FOLD ? INPUT_PERF : INPUT_AUTO,
         .top = 20,

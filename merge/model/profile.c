@@ -2,6 +2,7 @@
 #include "profile.h"
 #include "idmap.h"
 #include "intern.h"
+#include "spanrows.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@ struct profile {
     size_t n_types, weight;
     u64 start_ns, duration_ns;
     struct idmap build_ids;     /* interned path -> interned hex */
+    struct span_rows *span_rows;
 };
 
 struct profile *profile__new(int keep_time)
@@ -56,6 +58,7 @@ void profile__delete(struct profile *p)
     idmap__exit(&p->sample_by_key);
     idmap__exit(&p->build_ids);
     free(p->timed);
+    span_rows__delete(p->span_rows);
     free(p);
 }
 
@@ -301,6 +304,27 @@ const struct ptimed *profile__timed(const struct profile *p, size_t *n)
 {
     *n = p->n_timed;
     return p->timed;
+}
+
+void profile__set_span_rows(struct profile *p, struct span_rows *rows)
+{
+    span_rows__delete(p->span_rows);
+    p->span_rows = rows;
+}
+
+const struct span_rows *profile__span_rows(const struct profile *p)
+{
+    return p->span_rows;
+}
+
+void span_rows__delete(struct span_rows *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->rows[i].name);
+    free(r->rows);
+    free(r);
 }
 
 void profile__set_build_id(struct profile *p, const char *path, const char *hex)

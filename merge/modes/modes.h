@@ -44,6 +44,7 @@
 #include "pentry.h"
 #include "perfdata.h"
 #include "profile.h"
+#include "pyspans.h"
 #include "tracedata.h"
 
 #include <stddef.h>
@@ -96,6 +97,7 @@ struct modes {
     const char *shown;
     const struct pd_attr *sel;  /* the selected (or first) event, or NULL */
     const char *weight;         /* --weight, or NULL */
+    struct span_put *span_put;  /* pyperfmap.span's spans, or NULL (pyspans.h) */
 };
 
 /*
