@@ -57,13 +57,13 @@ PyObject *spans__exit(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
     (void)self;
     uint64_t id, parent;
-    if (n != 2) {
-        PyErr_SetString(PyExc_TypeError, "_span_exit(id, parent)");
+    if (n != 3) {
+        PyErr_SetString(PyExc_TypeError, "_span_exit(id, parent, labels)");
         return NULL;
     }
     if (ids(args, &id, &parent) < 0)
         return NULL;
     if (pyperfmap_span__exit_semaphore)
-        STAP_PROBE2(pyperfmap, span__exit, id, parent);
+        STAP_PROBE3(pyperfmap, span__exit, id, parent, utf8(args[2]));
     Py_RETURN_NONE;
 }

@@ -114,7 +114,7 @@ def _label_text(labels):
 
 class _Open:
     """One entered span: what the context variable holds."""
-    __slots__ = ("id", "name", "parent", "thread", "generation", "closed", "token")
+    __slots__ = ("id", "name", "parent", "thread", "generation", "closed", "token", "late")
 
     def __init__(self, name, parent):
         self.id = next(_ids)
@@ -123,6 +123,7 @@ class _Open:
         self.thread = threading.get_ident()
         self.generation = _generation[0]
         self.closed = False
+        self.late = None
 
 
 def _live(s):
@@ -171,7 +172,7 @@ class span:
             return False            # opened before a fork: the parent's to close
         parent = _live(o.parent)
         if _traced():
-            _fire_exit(o.id, parent.id if parent else 0)
+            _fire_exit(o.id, parent.id if parent else 0, _label_text(o.late) if o.late else "")
         try:
             _current.reset(o.token)
         except ValueError:          # closed in another thread or context than it opened in
@@ -179,6 +180,16 @@ class span:
                   " opened it; it ends there, and the opener's later spans go under its parent"
                   % o.name)
         return False
+
+    def set(self, **labels):
+        """Labels known only while the span runs (a response's status),
+        recorded at its exit: the innermost open entry of this span in this
+        thread or task."""
+        cur = _current.get()
+        for o in reversed(self._open):
+            if o is cur or o.thread == threading.get_ident():
+                o.late = dict(o.late or {}, **labels)
+                return
 
     def __call__(self, fn):
         """As a decorator: each call of fn runs in a span of this name."""

@@ -47,7 +47,7 @@ struct spantab {
 
 /* The fields of the probes, per attr (ok: a span probe). */
 struct probe_fields {
-    int ok, enter;
+    int ok, enter, has_labels;  /* an exit's labels: those set while it ran */
     struct td_field id, parent, name, labels;
 };
 
@@ -84,8 +84,8 @@ static int probe_fields(struct tracedata *td, const struct pd_attr *a, struct pr
     if (!td || !modes__tracepoint(a, &tp) || tracedata__field(td, tp, "id", &f->id) < 0 ||
         tracedata__field(td, tp, "parent", &f->parent) < 0)
         return -EINVAL;
-    if (f->enter && (tracedata__string_field(td, tp, "name", &f->name) < 0 ||
-                     tracedata__string_field(td, tp, "labels", &f->labels) < 0))
+    f->has_labels = tracedata__string_field(td, tp, "labels", &f->labels) == 0;
+    if (f->enter && (tracedata__string_field(td, tp, "name", &f->name) < 0 || !f->has_labels))
         return -EINVAL;
     f->ok = 1;
     return 0;
@@ -107,17 +107,18 @@ static void probe_event(struct spantab *t, const struct probe_fields *f, const s
     if (td_field__read(&f->id, s->raw, s->raw_size, &e.id) < 0 ||
         td_field__read(&f->parent, s->raw, s->raw_size, &e.parent) < 0)
         return;
+    const char *name, *labels = "";
+    size_t n_name, n_labels = 0;
+    if (f->has_labels && td_field__read_string(&f->labels, s->raw, s->raw_size, &labels, &n_labels) < 0)
+        return;
     if (f->enter) {
-        const char *name, *labels;
-        size_t n_name, n_labels;
-        if (td_field__read_string(&f->name, s->raw, s->raw_size, &name, &n_name) < 0 ||
-            td_field__read_string(&f->labels, s->raw, s->raw_size, &labels, &n_labels) < 0)
+        if (td_field__read_string(&f->name, s->raw, s->raw_size, &name, &n_name) < 0)
             return;
         e.name = name_id(t, name, n_name);
-        e.labels = xmalloc(n_labels + 1);
-        memcpy(e.labels, labels, n_labels);
-        e.labels[n_labels] = '\0';
     }
+    e.labels = xmalloc(n_labels + 1);
+    memcpy(e.labels, labels, n_labels);
+    e.labels[n_labels] = '\0';
     add_event(t, &e);
 }
 
@@ -223,6 +224,15 @@ static void leave(struct spantab *t, const struct span_ev *e)
         return;
     if (s->tid != e->tid)
         t->elsewhere++;
+    if (*e->labels) {           /* the labels set while it ran join the entry's */
+        size_t a = strlen(s->labels), b = strlen(e->labels);
+        char *all = xmalloc(a + b + 2);
+        memcpy(all, s->labels, a);
+        all[a] = '\n';
+        memcpy(all + a + !!a, e->labels, b + 1);
+        free((char *)s->labels);
+        s->labels = all;
+    }
     end_open(t, s->tid, (int32_t)(v - 1), e->time);
 }
 
@@ -245,6 +255,11 @@ static void replay(struct spantab *t)
         if ((intptr_t)(uintptr_t)v - 2 >= 0) {
             tid = t->spans[(uintptr_t)v - 2].tid;
             end_open(t, (uint32_t)tid, -1, t->last_time);
+        }
+    for (size_t k = 0; k < t->n; k++)   /* off every chain: its exit was lost */
+        if (!t->spans[k].end) {
+            t->spans[k].end = t->last_time;
+            t->unclosed++;
         }
 }
 

@@ -1,0 +1,93 @@
+"""pyperfmap.span recorded by pyperf-record and read by pymerge
+(docs/spans.md): a WSGI server under a known load, and every misuse."""
+import json
+import os
+import re
+import unittest
+
+from harness import PYMERGE, RECORD, SharedScratch, program, run
+
+PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+
+
+def span_rows(text):
+    """--format spans as {name: (count, p50-ms, cpu-ms)}."""
+    rows = {}
+    for line in text.splitlines()[1:]:
+        f = line.split(None, 9)
+        rows[f[9]] = (int(f[0]), float(f[3]), float(f[7]))
+    return rows
+
+
+class Spans(SharedScratch):
+    def record(self, name, *args):
+        script = os.path.join(self.dir, name)
+        with open(script, "w") as f:
+            f.write(program(name))
+        out = os.path.join(self.dir, "rec-" + name)
+        r = run([RECORD, "-m", "64M", "-o", out, "--", PYTHON, script] + list(args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return out + "/perf.data", r
+
+    def merge(self, *args):
+        r = run([PYMERGE] + list(args))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def test_wsgi_server_per_endpoint(self):
+        """Under wsgi_middleware, each endpoint's span count is exact, its
+        share of the spans' CPU within 3 points of the server's own thread
+        CPU timing, and its p50 within 10% of the server's own median."""
+        timing = os.path.join(self.dir, "timing.json")
+        data, _ = self.record("spans_wsgi.py", timing)
+        with open(timing) as f:
+            own = json.load(f)
+        rows = span_rows(self.merge("--format", "spans", data).stdout)
+        self.assertEqual({k: v[0] for k, v in rows.items()},
+                         {"GET /light": 30, "GET /users/{id}": 20, "GET /heavy": 10})
+        own_cpu = sum(t["cpu"] for t in own.values())
+        span_cpu = sum(r[2] for r in rows.values())
+        for name, t in own.items():
+            share, want = 100 * rows[name][2] / span_cpu, 100 * t["cpu"] / own_cpu
+            self.assertLess(abs(share - want), 3, (name, share, want))
+            wall = sorted(t["wall"])
+            median = wall[(len(wall) + 1) // 2 - 1] * 1e3
+            self.assertLess(abs(rows[name][1] - median), 0.1 * median, (name, rows[name], median))
+        folded = self.merge("--view", "python", data).stdout
+        self.assertTrue(re.search(r"(?m)^python3\.12;\[span GET /heavy\];.*;app \(spans_wsgi", folded))
+        self.assertNotIn("[span", self.merge("--no-spans", "--view", "python", data).stdout)
+        only = self.merge("--span", "heavy", "--view", "python", data).stdout
+        self.assertTrue(only and all("[span GET /heavy]" in line for line in only.splitlines()))
+        slow = span_rows(self.merge("--slowest", "50", "--format", "spans", data).stdout)
+        self.assertTrue(all(slow[n][0] <= rows[n][0] // 2 + 1 for n in slow), slow)
+
+    def test_misuse(self):
+        """A thread or the program ending inside a span, bad and long
+        names, 100,000 names, fork, a span closed in another thread: each
+        warned about in the program and in pymerge, the profile right."""
+        data, r = self.record("spans_bad.py")
+        for what in ("cut to 200", "closed in another thread", "more than 1000 distinct"):
+            self.assertIn(what, r.stderr)
+        m = self.merge("--format", "spans", data)
+        self.assertIn("2 spans were never closed", m.stderr)
+        self.assertIn("1 spans were closed in another thread", m.stderr)
+        rows = span_rows(m.stdout)
+        for name in ("thread-dies", "never-closed", "child", "forked", "crossed", "after-crossed"):
+            self.assertEqual(rows[name][0], 1, name)
+        self.assertIn("[other]", rows)
+        # the cap: the 1000th distinct name of the parent is its last
+        self.assertFalse([n for n in rows if re.match(r"distinct-\d{4,}$", n)])
+        long = [n for n in rows if n.startswith("long-")]
+        self.assertEqual([len(n) for n in long], [200])
+        self.assertIn("bytes-\ufffd\ufffd", rows)
+        # CPU where it burned: 50 ms in the dying thread and in the child
+        self.assertGreater(rows["thread-dies"][2], 30)
+        self.assertGreater(rows["child"][2], 30)
+        folded = self.merge("--view", "python", data).stdout
+        self.assertNotIn("[span forked];[span child]", folded)
+        self.assertTrue(re.search(r"(?m)^python3\.12;\[span child\];", folded))
+        self.assertNotIn("[span crossed];[span after-crossed]", folded)
+
+
+if __name__ == "__main__":
+    unittest.main()
