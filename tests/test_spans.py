@@ -88,6 +88,75 @@ class Spans(SharedScratch):
         self.assertTrue(re.search(r"(?m)^python3\.12;\[span child\];", folded))
         self.assertNotIn("[span crossed];[span after-crossed]", folded)
 
+    def test_pytest_plugin(self):
+        """pytest --pyperfmap on a real suite with pytest-benchmark: each
+        test's span holds its own functions and no other test's, setup
+        and teardown have spans of their own, the benchmark's rounds are
+        inside its test's span; without --pyperfmap, no spans."""
+        suite = os.path.join(self.dir, "suite")
+        os.makedirs(suite, exist_ok=True)
+        with open(os.path.join(suite, "test_suite.py"), "w") as f:
+            f.write(SUITE)
+        out = os.path.join(self.dir, "rec-suite")
+        cmd = [SYSTEM_PYTHON, "-m", "pytest", "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider",
+               suite]
+        r = run([RECORD, "-o", out, "--"] + cmd + ["--pyperfmap"], cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        folded = self.merge("--view", "python", out + "/perf.data").stdout
+        under = {}
+        for line in folded.splitlines():
+            spans = [f[6:-1] for f in line.split(";") if f.startswith("[span ") and f.endswith("]")]
+            funcs = set(re.findall(r"\b(work_\w+|setup_work|teardown_work) \(", line))
+            if spans and funcs:
+                under.setdefault(spans[-1].split("::")[-1], set()).update(funcs)
+        self.assertEqual(under, {"test_a": {"work_a"}, "test_b": {"work_b"},
+                                 "test_bench": {"work_bench"},
+                                 "test_fixture [setup]": {"setup_work"},
+                                 "test_fixture": {"work_fixture"},
+                                 "test_fixture [teardown]": {"teardown_work"}})
+        r = run(cmd, cwd=self.dir)      # test_current checks there is no span
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+SUITE = """
+import time
+import pytest
+import pyperfmap
+
+
+def burn(s):
+    end = time.thread_time() + s
+    while time.thread_time() < end:
+        pass
+
+
+def work_a(): burn(0.05)
+def work_b(): burn(0.05)
+def work_bench(): burn(0.002)
+def work_fixture(): burn(0.05)
+def setup_work(): burn(0.05)
+def teardown_work(): burn(0.05)
+
+
+@pytest.fixture
+def heavy():
+    setup_work()
+    yield
+    teardown_work()
+
+
+def test_a(): work_a()
+def test_b(): work_b()
+def test_bench(benchmark): benchmark.pedantic(work_bench, rounds=20, iterations=1)
+def test_fixture(heavy): work_fixture()
+
+
+def test_current(request):
+    on = request.config.getoption("pyperfmap")
+    assert pyperfmap.current_span() == (request.node.nodeid if on else None)
+"""
+
 
 if __name__ == "__main__":
     unittest.main()

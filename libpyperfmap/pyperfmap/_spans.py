@@ -14,6 +14,7 @@ import itertools
 import os
 import sys
 import threading
+from _thread import get_ident as _get_ident
 
 from . import _pyperfmap
 
@@ -35,6 +36,7 @@ _lock = threading.Lock()
 _warned = set()
 _generation = [0]           # counts forks: a child's inherited spans are not its own
 _otel = []                  # [opentelemetry.trace or None], looked up once
+_reserved = [0]             # names a caller knows to be bounded (reserve_names)
 
 
 def _warn(kind, message):
@@ -45,9 +47,15 @@ def _warn(kind, message):
 
 def _max_names():
     try:
-        return max(1, int(os.environ.get(NAMES_ENV, MAX_NAMES)))
+        return max(1, int(os.environ.get(NAMES_ENV, MAX_NAMES))) + _reserved[0]
     except ValueError:
-        return MAX_NAMES
+        return MAX_NAMES + _reserved[0]
+
+
+def reserve_names(n):
+    """Room for n more distinct names than the cap: for names known to be
+    bounded (a test suite's node ids)."""
+    _reserved[0] += n
 
 
 def _clean(name):
@@ -112,24 +120,16 @@ def _label_text(labels):
     return "\n".join("%s=%s" % (k, str(v).replace("\n", " ")) for k, v in labels.items())
 
 
-class _Open:
-    """One entered span: what the context variable holds."""
-    __slots__ = ("id", "name", "parent", "thread", "generation", "closed", "token", "late")
-
-    def __init__(self, name, parent):
-        self.id = next(_ids)
-        self.name = name
-        self.parent = parent
-        self.thread = threading.get_ident()
-        self.generation = _generation[0]
-        self.closed = False
-        self.late = None
+# One entered span, what the context variable holds: a list, the
+# cheapest object to make, indexed by these.
+ID, NAME, PARENT, THREAD, GENERATION, CLOSED, TOKEN, LATE = range(8)
+_stale = [False]            # some span was closed elsewhere, or a fork happened
 
 
 def _live(s):
     """s or its nearest ancestor still open in this process."""
-    while s is not None and (s.closed or s.generation != _generation[0]):
-        s = s.parent
+    while s is not None and (s[CLOSED] or s[GENERATION] != _generation[0]):
+        s = s[PARENT]
     return s
 
 
@@ -146,49 +146,56 @@ class span:
         self._open = []
 
     def __enter__(self):
-        parent = _live(_current.get())
-        o = _Open(self.name, parent)
-        o.token = _current.set(o)
+        parent = _current.get()
+        if _stale[0]:
+            parent = _live(parent)
+        o = [next(_ids), self.name, parent, _get_ident(), _generation[0], False, None, None]
+        o[TOKEN] = _current.set(o)
         self._open.append(o)
         if _traced():
-            labels = _otel_labels(self.labels)
-            _fire_enter(o.id, parent.id if parent else 0, self.name, _label_text(labels))
+            _fire_enter(o[ID], parent[ID] if parent else 0, self.name,
+                        _label_text(_otel_labels(self.labels)))
         return self
 
     def _pop(self):
-        """The entry this exit closes: this context's, else this thread's
-        latest, else the latest (one closed in another thread)."""
-        cur, me = _current.get(), threading.get_ident()
-        for want in (lambda o: o is cur, lambda o: o.thread == me):
-            for i in range(len(self._open) - 1, -1, -1):
-                if want(self._open[i]):
-                    return self._open.pop(i)
-        return self._open.pop()
+        """The entry this exit closes: this context's (the usual case: the
+        latest), else this thread's latest, else the latest (one closed
+        in another thread)."""
+        cur, opened = _current.get(), self._open
+        if opened[-1] is cur:
+            return opened.pop()
+        me = _get_ident()
+        for want in (lambda o: o is cur, lambda o: o[THREAD] == me):
+            for i in range(len(opened) - 1, -1, -1):
+                if want(opened[i]):
+                    return opened.pop(i)
+        return opened.pop()
 
     def __exit__(self, *exc):
         o = self._pop()
-        o.closed = True
-        if o.generation != _generation[0]:
+        o[CLOSED] = True
+        if o[GENERATION] != _generation[0]:
             return False            # opened before a fork: the parent's to close
-        parent = _live(o.parent)
+        parent = _live(o[PARENT]) if _stale[0] else o[PARENT]
         if _traced():
-            _fire_exit(o.id, parent.id if parent else 0, _label_text(o.late) if o.late else "")
+            _fire_exit(o[ID], parent[ID] if parent else 0, _label_text(o[LATE]) if o[LATE] else "")
         try:
-            _current.reset(o.token)
+            _current.reset(o[TOKEN])
         except ValueError:          # closed in another thread or context than it opened in
+            _stale[0] = True
             _warn("thread", "span %r was closed in another thread or task than the one that"
                   " opened it; it ends there, and the opener's later spans go under its parent"
-                  % o.name)
+                  % o[NAME])
         return False
 
     def set(self, **labels):
         """Labels known only while the span runs (a response's status),
         recorded at its exit: the innermost open entry of this span in this
         thread or task."""
-        cur = _current.get()
+        cur, me = _current.get(), _get_ident()
         for o in reversed(self._open):
-            if o is cur or o.thread == threading.get_ident():
-                o.late = dict(o.late or {}, **labels)
+            if o is cur or o[THREAD] == me:
+                o[LATE] = dict(o[LATE] or {}, **labels)
                 return
 
     def __call__(self, fn):
@@ -211,11 +218,12 @@ class span:
 def current_span():
     """The name of this thread's or task's current span, or None."""
     s = _live(_current.get())
-    return s.name if s else None
+    return s[NAME] if s else None
 
 
 def _after_fork():
     _generation[0] += 1
+    _stale[0] = True
 
 
 if hasattr(os, "register_at_fork"):
