@@ -14,6 +14,10 @@ __attribute__((section(".probes"), aligned(8))) volatile unsigned short
     pyperfmap_span__enter_semaphore __attribute__((visibility("hidden")));
 __attribute__((section(".probes"), aligned(8))) volatile unsigned short
     pyperfmap_span__exit_semaphore __attribute__((visibility("hidden")));
+__attribute__((section(".probes"), aligned(8))) volatile unsigned short
+    pyperfmap_span__switch_semaphore;
+
+static PyObject *span_var;          /* pyperfmap._spans._current */
 
 /* s as UTF-8; a str that cannot be encoded (lone surrogates) gives "?"
  * rather than an exception in the program's with statement. */
@@ -66,4 +70,27 @@ PyObject *spans__exit(PyObject *self, PyObject *const *args, Py_ssize_t n)
     if (pyperfmap_span__exit_semaphore)
         STAP_PROBE3(pyperfmap, span__exit, id, parent, utf8(args[2]));
     Py_RETURN_NONE;
+}
+
+PyObject *spans__set_var(PyObject *self, PyObject *var)
+{
+    (void)self;
+    Py_INCREF(var);
+    Py_XSETREF(span_var, var);
+    Py_RETURN_NONE;
+}
+
+void spans__switch_fire(void)
+{
+    PyObject *v = NULL;
+    if (!span_var || PyErr_Occurred() || PyContextVar_Get(span_var, NULL, &v) < 0) {
+        PyErr_Clear();
+        return;
+    }
+    uint64_t id = 0;
+    if (v && PyList_Check(v) && PyList_GET_SIZE(v) > 0)
+        id = PyLong_AsUnsignedLongLongMask(PyList_GET_ITEM(v, 0));
+    Py_XDECREF(v);
+    PyErr_Clear();
+    STAP_PROBE1(pyperfmap, span__switch, id);
 }

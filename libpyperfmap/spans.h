@@ -3,10 +3,16 @@
  *
  *   pyperfmap:span__enter(id, parent, name, labels)
  *   pyperfmap:span__exit(id, parent, labels)
+ *   pyperfmap:span__switch(id)
  *
  * id and parent are the process's span numbers (0: none); name and labels
  * are UTF-8 C strings, labels "key=value" lines joined by '\n' (at the exit, those set while the span
  * ran: a request's status).
+ *
+ * span__switch says which span is current on the thread from now on: the
+ * eval hook fires it as an asyncio task's coroutine resumes (a task step),
+ * with the task's context's span, so that interleaved tasks' samples go
+ * under their own spans.
  *
  * They have semaphores of their own, apart from the standard markers', so
  * that recording spans does not send every Python call through the hook's
@@ -28,12 +34,28 @@ PyObject *spans__enter(PyObject *self, PyObject *const *args, Py_ssize_t n);
 /* _pyperfmap._span_exit(id, parent, labels): fires span__exit. */
 PyObject *spans__exit(PyObject *self, PyObject *const *args, Py_ssize_t n);
 
+/* The eval hook, as a task's coroutine starts or resumes (no exception
+ * set): fires span__switch while it is traced. */
+extern volatile unsigned short pyperfmap_span__switch_semaphore __attribute__((visibility("hidden")));
+void spans__switch_fire(void);
+static inline void spans__switch(void)
+{
+    if (__builtin_expect(pyperfmap_span__switch_semaphore != 0, 0))
+        spans__switch_fire();
+}
+
+/* _pyperfmap._span_var(var): the context variable that holds the current
+ * span (a list whose first item is its id). */
+PyObject *spans__set_var(PyObject *self, PyObject *var);
+
 #define SPANS_METHODS                                                                        \
     {"_span_traced", spans__traced, METH_NOARGS,                                             \
      "_span_traced() -> bool\n\nWhether a tracer records the span probes."},                 \
     {"_span_enter", (PyCFunction)(void (*)(void))spans__enter, METH_FASTCALL,                 \
      "_span_enter(id, parent, name, labels)\n\nFire pyperfmap:span__enter."},                \
     {"_span_exit", (PyCFunction)(void (*)(void))spans__exit, METH_FASTCALL,                   \
-     "_span_exit(id, parent, labels)\n\nFire pyperfmap:span__exit."},
+     "_span_exit(id, parent, labels)\n\nFire pyperfmap:span__exit."},               \
+    {"_span_var", spans__set_var, METH_O,                                                    \
+     "_span_var(var)\n\nThe context variable span__switch reads."},
 
 #endif

@@ -20,12 +20,12 @@ def span_rows(text):
 
 
 class Spans(SharedScratch):
-    def record(self, name, *args):
+    def record(self, name, *args, python=PYTHON):
         script = os.path.join(self.dir, name)
         with open(script, "w") as f:
             f.write(program(name))
         out = os.path.join(self.dir, "rec-" + name)
-        r = run([RECORD, "-m", "64M", "-o", out, "--", PYTHON, script] + list(args))
+        r = run([RECORD, "-m", "64M", "-o", out, "--", python, script] + list(args))
         self.assertEqual(r.returncode, 0, r.stderr)
         return out + "/perf.data", r
 
@@ -87,6 +87,24 @@ class Spans(SharedScratch):
         self.assertNotIn("[span forked];[span child]", folded)
         self.assertTrue(re.search(r"(?m)^python3\.12;\[span child\];", folded))
         self.assertNotIn("[span crossed];[span after-crossed]", folded)
+
+    def test_asgi_interleaved(self):
+        """Under uvicorn, with requests to /a and /b interleaved on one
+        event loop, each handler's samples are under its own request's
+        span only (the task steps' span__switch), and every request has
+        its span."""
+        data, r = self.record("spans_asgi.py", python=SYSTEM_PYTHON)
+        rows = span_rows(self.merge("--format", "spans", data).stdout)
+        self.assertEqual({k: v[0] for k, v in rows.items()}, {"GET /a": 6, "GET /b": 6})
+        seen = {"work_a": 0, "work_b": 0}
+        for line in self.merge("--view", "python", data).stdout.splitlines():
+            for work, want in (("work_a", "GET /a"), ("work_b", "GET /b")):
+                if ";%s (" % work in line:
+                    spans = [f[6:-1] for f in line.split(";") if f.startswith("[span ")]
+                    self.assertEqual(spans, [want], line)
+                    seen[work] += int(line.rsplit(" ", 1)[1])
+        # 6 requests x 8 slices x 4 ms of CPU each: ~190 ms of samples per path
+        self.assertGreater(min(seen.values()), 100e6, seen)
 
     def test_pytest_plugin(self):
         """pytest --pyperfmap on a real suite with pytest-benchmark: each

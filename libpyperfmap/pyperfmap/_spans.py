@@ -30,6 +30,8 @@ _fire_enter = getattr(_pyperfmap, "_span_enter", None)
 _fire_exit = getattr(_pyperfmap, "_span_exit", None)
 
 _current = contextvars.ContextVar("pyperfmap_span", default=None)
+if hasattr(_pyperfmap, "_span_var"):
+    _pyperfmap._span_var(_current)
 _ids = itertools.count(1)
 _names = {}                 # what the program passed -> the name used
 _lock = threading.Lock()

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_ENTER, EV_EXIT, EV_THREAD_EXIT };
+enum { EV_ENTER, EV_EXIT, EV_SWITCH, EV_THREAD_EXIT };
 
 struct span_ev {
     uint64_t time, id, parent;
@@ -47,7 +47,8 @@ struct spantab {
 
 /* The fields of the probes, per attr (ok: a span probe). */
 struct probe_fields {
-    int ok, enter, has_labels;  /* an exit's labels: those set while it ran */
+    int ok, kind;               /* EV_ENTER, EV_EXIT or EV_SWITCH */
+    int has_labels;             /* an exit's labels: those set while it ran */
     struct td_field id, parent, name, labels;
 };
 
@@ -72,20 +73,24 @@ static uint32_t name_id(struct spantab *t, const char *s, size_t len)
 
 int spantab__is_probe(const char *event)
 {
-    return modes__is_probe(event, "span__enter") || modes__is_probe(event, "span__exit");
+    return modes__is_probe(event, "span__enter") || modes__is_probe(event, "span__exit") ||
+           modes__is_probe(event, "span__switch");
 }
 
 static int probe_fields(struct tracedata *td, const struct pd_attr *a, struct probe_fields *f)
 {
     uint64_t tp;
-    f->enter = modes__is_probe(a->name, "span__enter");
-    if (!f->enter && !modes__is_probe(a->name, "span__exit"))
+    f->kind = modes__is_probe(a->name, "span__enter") ? EV_ENTER
+              : modes__is_probe(a->name, "span__exit") ? EV_EXIT
+              : modes__is_probe(a->name, "span__switch") ? EV_SWITCH : -1;
+    if (f->kind < 0)
         return 0;
     if (!td || !modes__tracepoint(a, &tp) || tracedata__field(td, tp, "id", &f->id) < 0 ||
-        tracedata__field(td, tp, "parent", &f->parent) < 0)
+        (f->kind != EV_SWITCH && tracedata__field(td, tp, "parent", &f->parent) < 0))
         return -EINVAL;
     f->has_labels = tracedata__string_field(td, tp, "labels", &f->labels) == 0;
-    if (f->enter && (tracedata__string_field(td, tp, "name", &f->name) < 0 || !f->has_labels))
+    if (f->kind == EV_ENTER &&
+        (tracedata__string_field(td, tp, "name", &f->name) < 0 || !f->has_labels))
         return -EINVAL;
     f->ok = 1;
     return 0;
@@ -102,16 +107,15 @@ static void add_event(struct spantab *t, const struct span_ev *e)
 /* One probe's sample as an event; a malformed one is skipped. */
 static void probe_event(struct spantab *t, const struct probe_fields *f, const struct pd_sample *s)
 {
-    struct span_ev e = {.time = s->time, .pid = s->pid, .tid = s->tid,
-                        .kind = f->enter ? EV_ENTER : EV_EXIT};
+    struct span_ev e = {.time = s->time, .pid = s->pid, .tid = s->tid, .kind = (uint8_t)f->kind};
     if (td_field__read(&f->id, s->raw, s->raw_size, &e.id) < 0 ||
-        td_field__read(&f->parent, s->raw, s->raw_size, &e.parent) < 0)
+        (f->kind != EV_SWITCH && td_field__read(&f->parent, s->raw, s->raw_size, &e.parent) < 0))
         return;
     const char *name, *labels = "";
     size_t n_name, n_labels = 0;
     if (f->has_labels && td_field__read_string(&f->labels, s->raw, s->raw_size, &labels, &n_labels) < 0)
         return;
-    if (f->enter) {
+    if (f->kind == EV_ENTER) {
         if (td_field__read_string(&f->name, s->raw, s->raw_size, &name, &n_name) < 0)
             return;
         e.name = name_id(t, name, n_name);
@@ -236,6 +240,18 @@ static void leave(struct spantab *t, const struct span_ev *e)
     end_open(t, s->tid, (int32_t)(v - 1), e->time);
 }
 
+/* A task step begins: tid's innermost span is now the task's (or its
+ * nearest ancestor still open; none for id 0). */
+static void switch_to(struct spantab *t, const struct span_ev *e)
+{
+    uintptr_t v = e->id ? (uintptr_t)idmap__get(ids_of(t, e->pid), e->id) : 0;
+    int32_t s = (int32_t)v - 1;
+    while (s >= 0 && t->spans[s].end)
+        s = t->spans[s].parent;
+    if (s != open_on(t, e->tid))
+        step(t, e->tid, e->time, s);
+}
+
 static void replay(struct spantab *t)
 {
     qsort(t->ev, t->n_ev, sizeof(*t->ev), by_time);
@@ -245,6 +261,8 @@ static void replay(struct spantab *t)
             enter(t, e);
         else if (e->kind == EV_EXIT)
             leave(t, e);
+        else if (e->kind == EV_SWITCH)
+            switch_to(t, e);
         else if (open_on(t, e->tid) >= 0)
             end_open(t, e->tid, -1, e->time);
     }
@@ -290,7 +308,7 @@ int spantab__read(const char *path, const char *shown, struct spantab **out)
         err = probe_fields(td, perf_reader__attr(r, i), &pf[i]);
         found += pf[i].ok;
         if (err)
-            warnx_("%s: %s has no id, parent, name or labels field: not pyperfmap's span probe",
+            warnx_("%s: %s lacks the id, parent, name or labels field of pyperfmap's span probes",
                    shown, perf_reader__attr(r, i)->name);
     }
     struct spantab *t = found && !err ? xcalloc(1, sizeof(*t)) : NULL;

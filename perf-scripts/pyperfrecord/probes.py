@@ -240,7 +240,8 @@ def call_probes(perf, ext):
 # pyperfmap.span's probes (libpyperfmap/spans.h): the event each becomes
 # and its arguments, as pymerge reads them (merge/modes/spans.c).
 SPAN_PROBES = (("pyperfmap:span__enter", "span__enter", ("id", "parent", "name:string", "labels:string")),
-               ("pyperfmap:span__exit", "span__exit", ("id", "parent", "labels:string")))
+               ("pyperfmap:span__exit", "span__exit", ("id", "parent", "labels:string")),
+               ("pyperfmap:span__switch", "span__switch", ("id",)))
 
 
 def span_probes(perf, ext):
