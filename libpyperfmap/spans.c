@@ -11,9 +11,9 @@
 /* sys/sdt.h names each semaphore PROVIDER_NAME_semaphore; they live in
  * .probes, where tracers look for them. */
 __attribute__((section(".probes"), aligned(8))) volatile unsigned short
-    pyperfmap_span__enter_semaphore __attribute__((visibility("hidden")));
+    pyperfmap_span__enter_semaphore;
 __attribute__((section(".probes"), aligned(8))) volatile unsigned short
-    pyperfmap_span__exit_semaphore __attribute__((visibility("hidden")));
+    pyperfmap_span__exit_semaphore;
 __attribute__((section(".probes"), aligned(8))) volatile unsigned short
     pyperfmap_span__switch_semaphore;
 

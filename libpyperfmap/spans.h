@@ -24,6 +24,38 @@
 
 #include <Python.h>
 
+/* ---- spans.c: the probes (with sys/sdt.h only) ------------------------ */
+
+#ifdef PYPERFMAP_USDT
+extern volatile unsigned short pyperfmap_span__enter_semaphore __attribute__((visibility("hidden")));
+extern volatile unsigned short pyperfmap_span__exit_semaphore __attribute__((visibility("hidden")));
+/* Whether a tracer records the enter or exit probe now. */
+static inline int spans__traced_now(void)
+{
+    return (pyperfmap_span__enter_semaphore | pyperfmap_span__exit_semaphore) != 0;
+}
+#else
+static inline int spans__traced_now(void) { return 0; }
+/* ---- spanobj.c: the Span type ------------------------------------------ */
+
+/* Adds _pyperfmap.Span to module: 0, or -1 with an exception. */
+int spans__add_type(PyObject *module);
+
+/* _pyperfmap._span_setup(var, names, hooks): the context variable, the
+ * name cache and the Python hooks that Span uses. */
+PyObject *spans__setup(PyObject *self, PyObject *args);
+/* _pyperfmap._span_state() -> (generation, stale). */
+PyObject *spans__state(PyObject *self, PyObject *unused);
+/* _pyperfmap._span_forked(): in a forked child. */
+PyObject *spans__forked(PyObject *self, PyObject *unused);
+
+#define SPANOBJ_METHODS                                                                      \
+    {"_span_setup", spans__setup, METH_VARARGS, "_span_setup(var, names, hooks)"},           \
+    {"_span_state", spans__state, METH_NOARGS, "_span_state() -> (generation, stale)"},      \
+    {"_span_forked", spans__forked, METH_NOARGS, "_span_forked(): in a forked child"},
+
+#endif
+
 /* _pyperfmap._span_traced() -> bool: whether a tracer has span__enter. */
 PyObject *spans__traced(PyObject *self, PyObject *unused);
 
@@ -57,5 +89,23 @@ PyObject *spans__set_var(PyObject *self, PyObject *var);
      "_span_exit(id, parent, labels)\n\nFire pyperfmap:span__exit."},               \
     {"_span_var", spans__set_var, METH_O,                                                    \
      "_span_var(var)\n\nThe context variable span__switch reads."},
+
+/* ---- spanobj.c: the Span type ------------------------------------------ */
+
+/* Adds _pyperfmap.Span to module: 0, or -1 with an exception. */
+int spans__add_type(PyObject *module);
+
+/* _pyperfmap._span_setup(var, names, hooks): the context variable, the
+ * name cache and the Python hooks that Span uses. */
+PyObject *spans__setup(PyObject *self, PyObject *args);
+/* _pyperfmap._span_state() -> (generation, stale). */
+PyObject *spans__state(PyObject *self, PyObject *unused);
+/* _pyperfmap._span_forked(): in a forked child. */
+PyObject *spans__forked(PyObject *self, PyObject *unused);
+
+#define SPANOBJ_METHODS                                                                      \
+    {"_span_setup", spans__setup, METH_VARARGS, "_span_setup(var, names, hooks)"},           \
+    {"_span_state", spans__state, METH_NOARGS, "_span_state() -> (generation, stale)"},      \
+    {"_span_forked", spans__forked, METH_NOARGS, "_span_forked(): in a forked child"},
 
 #endif

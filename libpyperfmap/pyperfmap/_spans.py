@@ -31,12 +31,11 @@ _fire_exit = getattr(_pyperfmap, "_span_exit", None)
 
 _current = contextvars.ContextVar("pyperfmap_span", default=None)
 if hasattr(_pyperfmap, "_span_var"):
-    _pyperfmap._span_var(_current)
+    _pyperfmap._span_var(_current)     # for span__switch
 _ids = itertools.count(1)
 _names = {}                 # what the program passed -> the name used
 _lock = threading.Lock()
 _warned = set()
-_generation = [0]           # counts forks: a child's inherited spans are not its own
 _otel = []                  # [opentelemetry.trace or None], looked up once
 _reserved = [0]             # names a caller knows to be bounded (reserve_names)
 
@@ -122,73 +121,69 @@ def _label_text(labels):
     return "\n".join("%s=%s" % (k, str(v).replace("\n", " ")) for k, v in labels.items())
 
 
-# One entered span, what the context variable holds: a list, the
-# cheapest object to make, indexed by these.
+# One entered span, what the context variable holds: a list made by
+# _pyperfmap.Span (spanobj.c), indexed by these.
 ID, NAME, PARENT, THREAD, GENERATION, CLOSED, TOKEN, LATE = range(8)
-_stale = [False]            # some span was closed elsewhere, or a fork happened
 
 
 def _live(s):
     """s or its nearest ancestor still open in this process."""
-    while s is not None and (s[CLOSED] or s[GENERATION] != _generation[0]):
+    generation = _pyperfmap._span_state()[0]
+    while s is not None and (s[CLOSED] or s[GENERATION] != generation):
         s = s[PARENT]
     return s
 
 
-class span:
-    """A named span of time: ``with pyperfmap.span("checkout", user=u):``
-    or ``@pyperfmap.span("load")``.  Labels are recorded with it (pprof
-    sample labels).  Spans nest; each thread and each asyncio task has its
-    own current one.  One span object may be entered again, also nested."""
-    __slots__ = ("name", "labels", "_open")
+class _Hooks:
+    """What _pyperfmap.Span asks Python for: the rare and the traced."""
 
-    def __init__(self, name, **labels):
-        self.name = _name(name)
-        self.labels = labels
-        self._open = []
+    @staticmethod
+    def name(raw):
+        return _name(raw)
 
-    def __enter__(self):
-        parent = _current.get()
-        if _stale[0]:
-            parent = _live(parent)
-        o = [next(_ids), self.name, parent, _get_ident(), _generation[0], False, None, None]
-        o[TOKEN] = _current.set(o)
-        self._open.append(o)
-        if _traced():
-            _fire_enter(o[ID], parent[ID] if parent else 0, self.name,
-                        _label_text(_otel_labels(self.labels)))
-        return self
+    @staticmethod
+    def enter(s, o):
+        parent = o[PARENT]
+        _fire_enter(o[ID], parent[ID] if parent else 0, s.name, _label_text(_otel_labels(s.labels)))
 
-    def _pop(self):
-        """The entry this exit closes: this context's (the usual case: the
-        latest), else this thread's latest, else the latest (one closed
+    @staticmethod
+    def exit(o, parent):
+        _fire_exit(o[ID], parent[ID] if parent else 0, _label_text(o[LATE]) if o[LATE] else "")
+
+    @staticmethod
+    def pop(s):
+        """The entry an exit closes when it is not the latest: this
+        context's, else this thread's latest, else the latest (one closed
         in another thread)."""
-        cur, opened = _current.get(), self._open
-        if opened[-1] is cur:
-            return opened.pop()
-        me = _get_ident()
+        cur, opened, me = _current.get(), s._open, _get_ident()
         for want in (lambda o: o is cur, lambda o: o[THREAD] == me):
             for i in range(len(opened) - 1, -1, -1):
                 if want(opened[i]):
                     return opened.pop(i)
         return opened.pop()
 
-    def __exit__(self, *exc):
-        o = self._pop()
-        o[CLOSED] = True
-        if o[GENERATION] != _generation[0]:
-            return False            # opened before a fork: the parent's to close
-        parent = _live(o[PARENT]) if _stale[0] else o[PARENT]
-        if _traced():
-            _fire_exit(o[ID], parent[ID] if parent else 0, _label_text(o[LATE]) if o[LATE] else "")
-        try:
-            _current.reset(o[TOKEN])
-        except ValueError:          # closed in another thread or context than it opened in
-            _stale[0] = True
-            _warn("thread", "span %r was closed in another thread or task than the one that"
-                  " opened it; it ends there, and the opener's later spans go under its parent"
-                  % o[NAME])
-        return False
+    live = staticmethod(_live)
+
+    @staticmethod
+    def extra(s):
+        _warn("extra", "span %r was exited more often than entered; the extra exit is ignored" % s.name)
+
+    @staticmethod
+    def crossed(o):
+        _warn("thread", "span %r was closed in another thread or task than the one that"
+              " opened it; it ends there, and the opener's later spans go under its parent"
+              % o[NAME])
+
+
+_pyperfmap._span_setup(_current, _names, _Hooks)
+
+
+class span(_pyperfmap.Span):
+    """A named span of time: ``with pyperfmap.span("checkout", user=u):``
+    or ``@pyperfmap.span("load")``.  Labels are recorded with it (pprof
+    sample labels).  Spans nest; each thread and each asyncio task has its
+    own current one.  One span object may be entered again, also nested."""
+    __slots__ = ()
 
     def set(self, **labels):
         """Labels known only while the span runs (a response's status),
@@ -223,10 +218,5 @@ def current_span():
     return s[NAME] if s else None
 
 
-def _after_fork():
-    _generation[0] += 1
-    _stale[0] = True
-
-
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+    os.register_at_fork(after_in_child=_pyperfmap._span_forked)
