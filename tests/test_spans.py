@@ -60,6 +60,14 @@ class Spans(SharedScratch):
         self.assertTrue(only and all("[span GET /heavy]" in line for line in only.splitlines()))
         slow = span_rows(self.merge("--slowest", "50", "--format", "spans", data).stdout)
         self.assertTrue(all(slow[n][0] <= rows[n][0] // 2 + 1 for n in slow), slow)
+        each = os.path.join(self.dir, "each")
+        self.merge("--by-span", each, "--view", "python", data)
+        self.assertEqual(sorted(os.listdir(each)),
+                         ["GET__heavy.folded", "GET__light.folded", "GET__users__id_.folded"])
+        with open(os.path.join(each, "GET__light.folded")) as f:
+            self.assertEqual(set(re.findall(r"\[span [^;]*\]", f.read())), {"[span GET /light]"})
+        bad = run([PYMERGE, "--span", "(", data])
+        self.assertEqual((bad.returncode, bad.stderr.count("\n")), (1, 1), bad.stderr)
 
     def test_misuse(self):
         """A thread or the program ending inside a span, bad and long
