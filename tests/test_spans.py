@@ -95,6 +95,16 @@ class Spans(SharedScratch):
         self.assertNotIn("[span forked];[span child]", folded)
         self.assertTrue(re.search(r"(?m)^python3\.12;\[span child\];", folded))
         self.assertNotIn("[span crossed];[span after-crossed]", folded)
+        # pprof: the span with a trace_id labels its samples, read by go tool pprof
+        pb = os.path.join(self.dir, "bad.pb.gz")
+        self.merge("--format", "pprof", "-o", pb, data)
+        home = os.path.join(self.dir, "gohome")
+        tags = run(["go", "tool", "pprof", "-tags", pb],
+                   env={"HOME": home, "GOCACHE": os.path.join(home, "cache"), "GOPROXY": "off",
+                        "LD_PRELOAD": ""})
+        self.assertEqual(tags.returncode, 0, tags.stderr)
+        for want in ("span: ", "after-crossed", "trace_id: ", "%032x" % 7, "span_id: ", "%016x" % 9):
+            self.assertIn(want, tags.stdout)
 
     def test_asgi_interleaved(self):
         """Under uvicorn, with requests to /a and /b interleaved on one

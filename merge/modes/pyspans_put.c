@@ -90,7 +90,7 @@ static const char *trace_tags(struct span_put *sp, const int32_t *c, size_t n)
             continue;
         const char *name = spantab__name(sp->t, s->name);
         grow(&sp->tags, &sp->cap_tags, strlen(name) + strlen(s->labels) + 8, 1);
-        char *w = sp->tags + sprintf(sp->tags, "span=%s", name);
+        char *w = sp->tags + sprintf(sp->tags, "span=%s,", name);
         for (const char *l = s->labels; *l; l++)  /* lines -> tags; a comma in a value would split it */
             *w++ = *l == '\n' ? ',' : *l == ',' ? ';' : *l;
         *w = '\0';
