@@ -106,9 +106,18 @@ u64 hash_bytes(const void *p, size_t n)
     return hash_u64(h);
 }
 
+static int muted;
+
+void warn_mute(int on)
+{
+    muted = on;
+}
+
 void warnx_(const char *fmt, ...)
 {
     va_list ap;
+    if (muted)
+        return;
     fputs("pymerge: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

@@ -296,9 +296,12 @@ int spantab__read(const char *path, const char *shown, struct spantab **out)
     *out = NULL;
     if (!strcmp(path, "-"))
         return 0;               /* a pipe is read once: no spans from it */
+    /* Quiet: what is wrong with the file, the main reading says. */
+    warn_mute(1);
     struct perf_reader *r = perf_reader__open(path);
+    warn_mute(0);
     if (!r)
-        return -errno;
+        return 0;
     size_t n = perf_reader__n_attrs(r), tsize = 0, found = 0;
     const void *tdata = perf_reader__tracing_data(r, &tsize);
     struct tracedata *td = tdata ? tracedata__new(tdata, tsize) : NULL;
@@ -312,12 +315,14 @@ int spantab__read(const char *path, const char *shown, struct spantab **out)
                    shown, perf_reader__attr(r, i)->name);
     }
     struct spantab *t = found && !err ? xcalloc(1, sizeof(*t)) : NULL;
-    if (t && (err = read_events(t, r, pf)) == 0) {
+    warn_mute(1);
+    if (t && read_events(t, r, pf) == 0) {
         replay(t);
         qsort(t->steps, t->n_steps, sizeof(*t->steps), by_thread);
         *out = t;
         t = NULL;
     }
+    warn_mute(0);
     spantab__delete(t);
     free(pf);
     tracedata__delete(td);
