@@ -9,6 +9,7 @@
 #include "evalhook.h"
 
 #include "arena.h"
+#include "stackpages.h"
 #include "tasks.h"
 #include "trampoline.h"
 
@@ -328,6 +329,43 @@ static void *code_trampoline(PyObject *code)
 #    define FRAME_ARG0(frame) ((frame)->f_localsplus[0])
 #  endif
 
+/* What this evaluation of a frame is (markers.h).  A frame owned by a
+ * generator or coroutine has started its body once its position is past
+ * where the body starts: on 3.8-3.10 f_lasti leaves -1; on 3.11+ the
+ * position reaches the first traceable instruction (the RESUME after
+ * RETURN_GENERATOR), the test of CPython's _PyFrame_IsIncomplete.  On 3.11+
+ * a generator function's own call evaluates its frame, not owned by a
+ * generator yet, only to create the generator. */
+#  if V311
+#    if PY_VERSION_HEX >= 0x030D0000
+#      define FRAME_AT(frame) ((frame)->instr_ptr)
+#    else
+#      define FRAME_AT(frame) ((frame)->prev_instr)
+#    endif
+#    define GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
+static enum markers_kind frame_kind(frame_t *frame, PyObject *code, int throwflag)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    if (!(co->co_flags & GEN_FLAGS))
+        return MARKERS_CALL;
+    if (frame->owner != FRAME_OWNED_BY_GENERATOR)
+        return MARKERS_NO_CALL;
+    if (FRAME_AT(frame) >= _PyCode_CODE(co) + co->_co_firsttraceable)
+        return MARKERS_RESUME;
+    return throwflag ? MARKERS_NO_CALL : MARKERS_CALL;
+}
+#  else
+static enum markers_kind frame_kind(frame_t *frame, PyObject *code, int throwflag)
+{
+    (void)code;
+    if (FRAME_GEN(frame) == NULL)
+        return MARKERS_CALL;
+    if (frame->f_lasti >= 0)
+        return MARKERS_RESUME;
+    return throwflag ? MARKERS_NO_CALL : MARKERS_CALL;
+}
+#  endif
+
 /* A call while a tracer is attached.  Its frame sits between a Python
  * frame's trampoline and its caller's only then; pymerge's plumbing. */
 __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, void *t,
@@ -335,7 +373,8 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 {
     struct markers_call c;
     PyObject *code = FRAME_CODE(frame);
-    markers__enter(&c, code, t, markers__is_import(code) ? FRAME_ARG0(frame) : NULL);
+    markers__enter(&c, code, t, markers__is_import(code) ? FRAME_ARG0(frame) : NULL,
+                   frame_kind(frame, code, throwflag));
     PyObject *r = with_path ? call_trampoline_path(HOOK_ARGS, t) : CALL_TRAMPOLINE(t);
     markers__leave(&c, t, r);
     return r;
@@ -476,10 +515,20 @@ __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS,
     return with_path ? pyperfmap_next_task_frame_path(HOOK_ARGS) : pyperfmap_next_task_frame(HOOK_ARGS);
 }
 
+/* A thread's first call through the hook: its stack pages are mapped
+ * (stackpages.h), then the call goes on as any other. */
+__attribute__((noinline, cold)) static PyObject *pyperfmap_first_in_thread(HOOK_PARAMS)
+{
+    stackpages__map();
+    return get_eval()(HOOK_ARGS);
+}
+
 /* The hooks, with `with_path` and `with_tasks` constants in each. */
 __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, int with_path,
                                                                  int with_tasks)
 {
+    if (__builtin_expect(!stackpages__mapped, 0))
+        return pyperfmap_first_in_thread(HOOK_ARGS);
     PyObject *code = FRAME_CODE(frame);
     IF_SHIM_EVAL(code);
     void *t = cached_trampoline(code);

@@ -2,21 +2,16 @@
  * mapfile.h - the process's perf map, <dir>/perf-<pid>.map.
  *
  * Lines are CPython's format, "<start hex> <size hex> <name>\n", which perf,
- * samply, hotspot and pymerge read.  The file is written through a shared
- * mapping of itself, so every line is in the page cache the moment it is
- * written: no flush per entry, and nothing is lost when the process is
- * killed or calls os._exit().  Unused capacity is filled with newlines,
- * which every reader skips as empty lines; a clean exit trims it.
+ * samply, hotspot and pymerge read.  Each line is one pwrite(2) at the end
+ * of the file, so it is in the page cache the moment it is written: nothing
+ * is lost when the process is killed or calls os._exit(), and the file holds
+ * its entries and nothing else, however the process ends.
  *
- * What a reader can rely on, even while the process runs: every line is a
- * whole entry, or one being written, which starts with '#' (its own first
- * byte is stored last).  pymerge skips it; perf takes it for an entry at
- * address 0 as long as the rest of the address, which names none of the
- * arenas' trampolines.  Only in the map of a process killed while it wrote
- * an entry does such a line stay, maybe split by padding newlines, and
- * nothing follows it.  New lines go over the
- * padding, so a live reader learns of them from what follows the last line
- * it took, not from the file's size.
+ * What a reader can rely on, even while the process runs: every line that
+ * ends in its newline is a whole entry.  A reader may catch the last line
+ * without its newline while it is written; only in the map of a process
+ * killed in the middle of a write (or of one whose file system filled and
+ * could not give the bytes back) does such a line stay, last.
  *
  * None of these functions is thread-safe: the caller serialises them.
  * Each int function returns 0 or a negative errno, and keeps no message:
@@ -60,7 +55,7 @@ int mapfile__add(const void *start, size_t size, const char *name, size_t namele
  */
 int mapfile__after_fork(void);
 
-/* Trims the file to what was written and closes it; later adds fail. */
+/* Closes the file; later adds fail. */
 void mapfile__close(void);
 
 /* The open map's path, or NULL. */

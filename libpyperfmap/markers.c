@@ -173,7 +173,8 @@ static void name_call(struct markers_call *c)
     c->lineno = co->co_firstlineno;
 }
 
-void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module)
+void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module,
+                    enum markers_kind kind)
 {
     sync_hooks();
     Py_INCREF(code);    /* its names outlive the frame's reference */
@@ -186,7 +187,7 @@ void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *m
     if (ON(function_entry)) {
         name_call(c);
         STAP_PROBE3(python, function__entry, c->filename, c->funcname, c->lineno);
-        STAP_PROBE1(pyperfmap, call__entry, t);
+        STAP_PROBE2(pyperfmap, call__entry, t, (int)kind);
     }
 }
 

@@ -11,13 +11,16 @@
  *
  * with CPython's names and argument types (Include/pydtrace.d).  The
  * strings are UTF-8 from the code object; lineno is the function's first
- * line (co_firstlineno) in both function probes.  Beside each function
- * marker, pyperfmap:call__entry(trampoline) and call__return(trampoline)
- * carry the trampoline's address, which the perf map names, for
- * pyperf-record's calls mode.  They are probes of their own, not a fourth
- * argument: a tool that merges same-named markers of every file of a
- * process (bcc) reads as many arguments at each as the first file has,
- * and an interpreter's own markers have three.
+ * line (co_firstlineno) in both function probes.  Like CPython's, they
+ * fire at every evaluation of a frame: each call, and each resumption of a
+ * generator or coroutine.  Beside each function marker,
+ * pyperfmap:call__entry(trampoline, kind) and call__return(trampoline)
+ * carry the trampoline's address, which the perf map names, and what the
+ * evaluation is (enum markers_kind), for pyperf-record's calls mode.  They
+ * are probes of their own, not more arguments: a tool that merges
+ * same-named markers of every file of a process (bcc) reads as many
+ * arguments at each as the first file has, and an interpreter's own
+ * markers have three.
  *
  * Each marker has a semaphore, which a tracer raises while it is attached.
  * All seven (and the switch that fires them all, markers__set_always) live
@@ -58,14 +61,25 @@ struct markers_call {
     int lineno;
 };
 
+/* call__entry's kind: what an evaluation of a frame is.  A call starts a
+ * function's body; a resumption continues a generator or coroutine after a
+ * yield or await; neither is an evaluation that runs none of the body
+ * (CPython 3.11+ evaluates a generator function's frame to create the
+ * generator, which 3.8-3.10 do without one; a throw() into a generator not
+ * yet started).  So a generator called once and resumed N times is one
+ * call and N resumptions on every CPython.  evalhook.c tells them apart. */
+enum markers_kind { MARKERS_CALL, MARKERS_RESUME, MARKERS_NO_CALL };
+
 /* Whether a call of code is importlib's _find_and_load while an import
  * marker is traced: the caller then passes its first argument (the
  * module's name) to markers__enter. */
 int markers__is_import(PyObject *code);
 
-/* Fires the entry markers of a call of code through trampoline t (and
- * installs the gc callback or audit hook their tracers want). */
-void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module);
+/* Fires the entry markers of an evaluation of code, of kind kind, through
+ * trampoline t (and installs the gc callback or audit hook their tracers
+ * want). */
+void markers__enter(struct markers_call *c, PyObject *code, void *t, PyObject *module,
+                    enum markers_kind kind);
 
 /* Fires the return markers; result is the call's (NULL: it raised). */
 void markers__leave(struct markers_call *c, void *t, PyObject *result);

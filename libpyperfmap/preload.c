@@ -8,6 +8,11 @@
  *   pyperfmap:native_alloc(ptr, bytes, weight)
  *   pyperfmap:native_free(ptr)       (with PYPERFMAP_ALLOC_FREES=1)
  *
+ * Calls that do not go through the global scope reach it too: dlsym on
+ * the C library's own handle (ctypes.CDLL("libc.so.6").malloc, cffi's
+ * dlopen) and the bindings of libraries loaded with RTLD_DEEPBIND find the
+ * C library's definitions, which start-up makes name these (dynsym.h).
+ *
  * PYPERFMAP_ALLOC_RATE sets the mean bytes between samples (default 512
  * KiB).  An allocator must work before anything is set up: dlsym itself
  * allocates, so while the next definitions are looked up, allocations come
@@ -20,10 +25,12 @@
 /* mmap and mmap64 are both defined here: the headers must not rename one
  * to the other (off_t is 64 bits either way on LP64). */
 #undef _FILE_OFFSET_BITS
+#include "dynsym.h"
 #include "sampler.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -92,9 +99,12 @@ static int resolve(void)
     return 0;
 }
 
+static void reach_direct_lookups(void);
+
 __attribute__((constructor)) static void start(void)
 {
-    resolve();
+    if (resolve() == 0)
+        reach_direct_lookups();
 }
 
 EXPORT void pyperfmap_preload__filter(int (*inside)(void))
@@ -239,4 +249,61 @@ EXPORT int munmap(void *addr, size_t len)
     }
     released(addr);
     return next_munmap(addr, len);
+}
+
+/* The definitions above, whatever the global scope binds their names to
+ * (a library preloaded before this one may define them too), with the
+ * attributes the C library's headers give them where the compiler wants
+ * an alias to have them. */
+#if defined(__has_attribute)
+#  if __has_attribute(copy)
+#    define LIKE(name) __attribute__((copy(name)))
+#  endif
+#endif
+#ifndef LIKE
+#  define LIKE(name)
+#endif
+#define OWN(name) \
+    extern __typeof__(name) own_##name LIKE(name) __attribute__((alias(#name), visibility("hidden")))
+OWN(malloc);
+OWN(calloc);
+OWN(realloc);
+OWN(free);
+OWN(posix_memalign);
+OWN(aligned_alloc);
+OWN(memalign);
+OWN(mmap);
+OWN(mmap64);
+OWN(munmap);
+
+/* The next definitions, where their own object's table holds them, made
+ * to name ours: a lookup that starts at that object (dlsym on its handle,
+ * a RTLD_DEEPBIND library's bindings) then reaches ours, which call them
+ * as before, so every block still comes from and goes back to the same
+ * allocator.  mmap64 is the C library's other name of mmap. */
+static void reach_direct_lookups(void)
+{
+    const struct { const char *name; void *const *next; const void *own; } fns[] = {
+        {"malloc", (void *const *)&next_malloc, (const void *)own_malloc},
+        {"calloc", (void *const *)&next_calloc, (const void *)own_calloc},
+        {"realloc", (void *const *)&next_realloc, (const void *)own_realloc},
+        {"free", (void *const *)&next_free, (const void *)own_free},
+        {"posix_memalign", (void *const *)&next_posix_memalign, (const void *)own_posix_memalign},
+        {"aligned_alloc", (void *const *)&next_aligned_alloc, (const void *)own_aligned_alloc},
+        {"memalign", (void *const *)&next_memalign, (const void *)own_memalign},
+        {"mmap", (void *const *)&next_mmap, (const void *)own_mmap},
+        {"mmap64", (void *const *)&next_mmap, (const void *)own_mmap64},
+        {"munmap", (void *const *)&next_munmap, (const void *)own_munmap},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        int err = *fns[i].next ? dynsym__redirect(fns[i].name, *fns[i].next, fns[i].own) : -ENOENT;
+        if (err == 0 || err == -ENOENT)
+            continue;
+        Dl_info lib;
+        fprintf(stderr, "pyperfmap: allocations through dlsym on %s's handle or from "
+                "RTLD_DEEPBIND libraries are not sampled: cannot redirect its %s (%s)\n",
+                dladdr(*fns[i].next, &lib) && lib.dli_fname ? lib.dli_fname : "the C library",
+                fns[i].name, strerror(-err));
+        return;
+    }
 }

@@ -176,6 +176,19 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
     return pf;
 }
 
+/* The profiled program: the executable of the first sampled process that
+ * has one mapped (the command pyperf-record ran, or the process attached
+ * to). */
+static void note_program(struct run *x, const struct thread *t)
+{
+    const struct dso *d;
+    if (profile__program(x->p) || !(d = process__program(t->proc)))
+        return;
+    profile__set_program(x->p, d->path);
+    if (d->build_id_size)
+        set_build_id(x->p, d->path, d->build_id, d->build_id_size);
+}
+
 /* One more sample of attr i folded (now, or once stitching settles it). */
 static void count_event(struct run *x, unsigned i)
 {
@@ -216,6 +229,7 @@ static void call(struct run *x, const struct pd_sample *s)
     if (modes__call_key(&x->m, s, &key) < 0)
         return;
     struct thread *t = session__thread(x->s, s->pid, s->tid);
+    note_program(x, t);
     uint32_t id = modes__marker(&x->m, s, marker, sizeof marker)
                       ? symbols__named(x->sy, marker, FRAME_ROOT)
                       : symbols__frame(x->sy, t->proc, key, 0, 0);
@@ -298,10 +312,27 @@ static size_t unwind(struct run *x, const struct pd_event *ev, const struct thre
     return n;
 }
 
+/* The frames x->ids[0..kept) cut after the innermost that starts a stack
+ * of its own (a greenlet's): what the walk found above it belongs to
+ * another stack.  Returns how many are left, and sets *rooted when cut. */
+static size_t cut_at_stack_root(struct run *x, size_t kept, int *rooted)
+{
+    for (size_t i = 0; i < kept; i++) {
+        if (!symbols__get(x->sy, x->ids[i])->stack_root)
+            continue;
+        while (x->n_acts && x->acts[x->n_acts - 1].pos > i)
+            x->n_acts--;
+        *rooted = 1;
+        return i + 1;
+    }
+    return kept;
+}
+
 /* Names the unwound frames x->uf[0..n) into x->ids (the kept ones) and
  * notes the interpreter activations among them for stitching (x->acts,
- * x->eval_pc).  Returns how many were kept. */
-static size_t symbolize(struct run *x, const struct thread *t, size_t n)
+ * x->eval_pc).  Returns how many were kept; *rooted: they end at the start
+ * of a stack of their own (cut_at_stack_root). */
+static size_t symbolize(struct run *x, const struct thread *t, size_t n, int *rooted)
 {
     size_t kept = 0;
     x->n_acts = 0;
@@ -327,7 +358,7 @@ static size_t symbolize(struct run *x, const struct thread *t, size_t n)
         }
         kept++;
     }
-    return kept;
+    return cut_at_stack_root(x, kept, rooted);
 }
 
 /* Completes a DWARF stack x->ids[0..*n) from earlier ones (stitch.h), or
@@ -371,7 +402,11 @@ static void stacked(struct run *x, const struct pd_event *ev, enum take take)
     enum unwind_stop stop;
     count_event(x, s->attr_idx);
     struct thread *t = session__thread(x->s, s->pid, s->tid);
-    size_t n = symbolize(x, t, unwind(x, ev, t, &stop));
+    note_program(x, t);
+    int rooted = 0;
+    size_t n = symbolize(x, t, unwind(x, ev, t, &stop), &rooted);
+    if (rooted)
+        stop = UNWIND_COMPLETE;
     int truncated = stop != UNWIND_COMPLETE;
     /* Complete and truncated DWARF stacks go through stitching: a plain
      * sample may wait for a later one to complete it; the others (they

@@ -70,6 +70,28 @@ def spin(name, step="i * i"):
             % (name, step))
 
 
+def check_recorded_maps(test, folder):
+    """The perf maps a recording folder holds, and their originals in /tmp
+    while they are there, are their entries and nothing else: each line
+    "START SIZE name" with its newline, no blank line and no NUL, so that
+    each file's size is the sum of its lines (libpyperfmap/mapfile.h),
+    however the program ended.  Returns how many maps there were."""
+    maps = [f for f in os.listdir(folder) if f.startswith("perf-") and f.endswith(".map")]
+    test.assertTrue(maps, "no perf map in %s" % folder)
+    for name in maps:
+        for path in (os.path.join(folder, name), os.path.join("/tmp", name)):
+            if not os.path.exists(path):
+                continue
+            with open(path, "rb") as f:
+                raw = f.read()
+            lines = raw.split(b"\n")
+            test.assertEqual(lines.pop(), b"", "%s: the last line has no newline" % path)
+            bad = [l for l in lines if len(l.split(b" ", 2)) != 3 or not l.split(b" ")[0]
+                   or b"\0" in l]
+            test.assertEqual(bad[:3], [], "%s: %d of %d lines are not entries" % (path, len(bad), len(lines)))
+    return len(maps)
+
+
 class Scratch(unittest.TestCase):
     """A test with a folder of its own (self.dir) and a list of the perf
     maps its programs write (self.maps), both removed after each test."""
@@ -109,3 +131,60 @@ class SharedScratch(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
+
+
+def _own_functions():
+    """The functions of pyperfmap's own sources (libpyperfmap/*.c) as the
+    built extensions' and interposer's symbol tables have them, less the
+    names libc defines too (the interposer's malloc is also libc's, which
+    a user's stack may rightly hold)."""
+    import glob
+    import re
+    built = glob.glob(os.path.join(PYPATH, "pyperfmap", "*.so"))
+    if not built:
+        raise AssertionError("no built pyperfmap under %r" % PYPATH)
+    src = ""
+    for path in glob.glob(os.path.join(HERE, "..", "libpyperfmap", "*.[ch]")):
+        with open(path) as f:
+            src += f.read()
+    written = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", src))
+    nm = subprocess.run(["nm", "--defined-only"] + built, stdout=subprocess.PIPE,
+                        universal_newlines=True, check=True).stdout
+    defined = {m.group(1) for m in re.finditer(r"^\S+ [tTW] ([A-Za-z_]\w*)", nm, re.M)}
+    ldd = subprocess.run(["ldd", built[0]], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    libc = re.search(r"libc\.so\.6 => (\S+)", ldd).group(1)
+    nm = subprocess.run(["nm", "-D", "--defined-only", libc], stdout=subprocess.PIPE,
+                        universal_newlines=True, check=True).stdout
+    libc_names = {m.group(1) for m in re.finditer(r"^\S+ \w ([A-Za-z_]\w*)", nm, re.M)}
+    own = (defined & written) - libc_names
+    if "pyperfmap_first_call" not in own or "sampled_native_alloc" not in own:
+        raise AssertionError("pyperfmap's functions not found in %s" % built)
+    return own
+
+
+_OWN = []
+
+
+def assert_users_frames_only(data, *args):
+    """pymerge's python and mixed views of recording data (pymerge's
+    arguments args before it) hold no frame of pyperfmap's own sources:
+    the mixed view gathers pyperfmap's own work under one [pyperfmap]
+    frame, the python view has not even that under a Python frame (the
+    time is the caller's)."""
+    import re
+    if not _OWN:
+        _OWN.append(_own_functions())
+    for view in ("python", "mixed"):
+        r = run([PYMERGE, "--view", view] + list(args) + [data], check=True)
+        bad = []
+        for line in r.stdout.splitlines():
+            frames = line.rsplit(" ", 1)[0].split(";")
+            python = any(re.search(r" \([^()]*\)$", f) for f in frames)
+            for f in frames:
+                m = re.fullmatch(r"([A-Za-z_]\w*)(\.\w+)*", f)
+                if (m and m.group(1) in _OWN[0]) or (view == "python" and python and f == "[pyperfmap]"):
+                    bad.append(line)
+                    break
+        if bad:
+            raise AssertionError("pyperfmap's own frames in the %s view of %s %s:\n%s"
+                                 % (view, " ".join(args), data, "\n".join(bad[:10])))

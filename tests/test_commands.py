@@ -193,9 +193,28 @@ class Children(Scratch):
                                env=dict(os.environ, PYTHONPATH=""), check=True)
             self.assert_children_mapped(self.child_pids(p.stdout))
 
+    def test_own_pythonpath_under_meson_devenv(self):
+        """PYTHONPATH=DIR pyperf-record in `meson devenv` (which replaces the
+        devenv's PYTHONPATH): it still finds the build's pyperfmap, and the
+        program imports from DIR and runs with pyperfmap enabled."""
+        user = os.path.join(self.dir, "user")
+        os.mkdir(user)
+        with open(os.path.join(user, "usermod.py"), "w") as f:
+            f.write("def from_user():\n    return 'user module'\n")
+        out = os.path.join(self.dir, "rec")
+        p = subprocess.run([shutil.which("meson"), "devenv", "-C", os.environ["MESON_BUILD_ROOT"], "env",
+                            "PYTHONPATH=" + user, "pyperf-record", "-o", out, "--", PYTHON, "-c",
+                            "import usermod, pyperfmap; print(usermod.from_user(), pyperfmap.is_enabled())"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=600, env=dict(os.environ, PYTHONPATH=""))
+        self.assertEqual((p.returncode, p.stdout), (0, "user module True\n"), p.stderr)
+        self.assertRegex(" ".join(os.listdir(out)), r"perf-\d+\.map")
+
     def test_recorded_children_name_their_functions(self):
         """pyperf-record: every child's map lands in the folder, and the
-        merged stacks name each child's Python function."""
+        merged stacks name each child's Python function; the maps leave
+        /tmp (the processes have exited), and --restore-maps puts them
+        back for perf report."""
         kids = self.kids(3000000)
         r, out = self.record([PYTHON, kids], env={"PYTHONPATH": PYPATH})
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -205,6 +224,47 @@ class Children(Scratch):
             self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % pid)), kind)
             self.assertIn("%s_work (%s)" % (kind, "child.py" if kind == "subprocess" else "kids.py"),
                           stacks)
+        # the program's maps left /tmp for the folder; --restore-maps puts
+        # them back, where perf report finds them
+        # (the workers and the subprocess have exited)
+        left = [p for p in pids.values() if os.path.exists("/tmp/perf-%s.map" % p)]
+        self.assertEqual(left, [], "maps left in /tmp")
+        report = ["perf", "report", "-i", os.path.join(out, "perf.data"), "--stdio", "-g", "none", "--sort", "sym"]
+        self.assertNotIn("py::subprocess_work:", run(report, check=True).stdout)
+        restore = run([RECORD, "--restore-maps", out])
+        self.assertEqual(restore.returncode, 0, restore.stderr)
+        # perf's unwinding stops at the innermost Python frame: the workers' burn()
+        named = run(report, check=True).stdout
+        self.assertIn("py::subprocess_work:", named)
+        self.assertIn("py::burn:", named)
+
+    def test_live_process_keeps_its_map(self):
+        """A child still running when the recording ends keeps its map in
+        /tmp (and its copy is in the folder); the program's, which exited,
+        is only in the folder."""
+        ready = os.path.join(self.dir, "ready")
+        prog = self.script("""
+            import os, subprocess, sys
+            code = ("import os, sys, time\\n"
+                    "def lingering_work():\\n    return sum(range(3000000))\\n"
+                    "lingering_work()\\nopen(sys.argv[1], 'w').close()\\n"
+                    "while not os.path.exists(sys.argv[1] + '.end'):\\n    time.sleep(0.05)\\n")
+            kid = subprocess.Popen([sys.executable, "-c", code, sys.argv[1]], start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while not os.path.exists(sys.argv[1]):
+                sum(range(10000))
+            print(os.getpid(), kid.pid)
+            """)
+        try:
+            r, out = self.record([PYTHON, prog, ready], env={"PYTHONPATH": PYPATH})
+        finally:
+            open(ready + ".end", "w").close()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        main, kid = r.stdout.split()
+        self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % kid)))
+        self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % main)))
+        self.assertTrue(os.path.exists("/tmp/perf-%s.map" % kid))
+        self.assertFalse(os.path.exists("/tmp/perf-%s.map" % main))
 
 
 @unittest.skipUnless(os.geteuid() == 0, "namespaces need root")

@@ -18,7 +18,7 @@ from collections import Counter
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import PYMERGE, run  # noqa: E402
 # test_pprof's program (two hot functions and a sleeping one), recorded
-from test_pprof import PymergeCase, go_env, raw_stacks, record_burn  # noqa: E402
+from test_pprof import PYTHON, PymergeCase, go_env, raw_stacks, record_burn  # noqa: E402
 
 HOSTS = ("a", "b", "c")
 
@@ -81,6 +81,8 @@ class MergeTest(PymergeCase):
         for line, w in want.items():
             stacks[tuple(line.split(";")[1:])] += w
         self.assertEqual(raw_stacks(self.go_pprof("-raw", pb)), stacks)
+        # the program is the recordings' (pprof's main mapping)
+        self.assertIn("\nFile: %s\n" % os.path.basename(PYTHON), "\n" + self.go_pprof("-top", pb))
         # diff reads both merged outputs, and they agree
         r = run([PYMERGE, "diff", "--format", "table", "--top", "100000", "--fail-above", "0.01",
                  merged, pb])

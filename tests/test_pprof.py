@@ -111,11 +111,12 @@ def folded_stacks(text):
 
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
-# name file:line s=start, then (system name) when it differs: pymerge sets
-# none; an inlined location has more lines, the caller last.  Names have
-# spaces ("f (x.py)"), files only CPython's "<frozen mod>": the shortest name
-# that leaves a file is the right split.
-RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*):-?\d+ s=\d+(?:\(.*\))?$"
+# name file:line s=start (file:line:column since Go 1.26), then (system
+# name) when it differs: pymerge sets none; an inlined location has more
+# lines, the caller last.  Names have spaces ("f (x.py)"), files only
+# CPython's "<frozen mod>": the shortest name that leaves a file is the
+# right split.
+RAW_LINE = r"(.*?) (<frozen [^>]*>|\S*?):-?\d+(?::-?\d+)? s=\d+(?:\(.*\))?$"
 # M=N names the location's mapping (native code's DSO); Python frames have none.
 RAW_LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?" + RAW_LINE)
 RAW_INLINED = re.compile(r"^\s+" + RAW_LINE)
@@ -244,6 +245,9 @@ class PprofTest(PymergeCase):
                 # shadow make every other leaf less than -top's default 0.5%
                 # node fraction: all nodes are shown)
                 top = self.go_pprof("-top", "-nodefraction=0", pb)
+                # the main mapping is the program's executable, in every view
+                self.assertIn("\nFile: %s\n" % os.path.basename(os.path.realpath(PYTHON)),
+                              "\n" + top, top[:300])
                 for name in top_names(top, min(5, len(ranked))):
                     self.assertGreaterEqual(self_w[name], fifth, (name, self_w.most_common(6)))
                 self.assertIn(top_names(top, 1)[0],
@@ -271,7 +275,7 @@ class PprofTest(PymergeCase):
         self.assertRegex(raw, r"thread_name:\[python3\.12\]")
         self.assertRegex(raw, r"pid:\[\d+\] tid:\[\d+\]")
         # python functions carry their file
-        self.assertRegex(raw, r" hot \(burn\.py\) \S*burn\.py:0 s=0")
+        self.assertRegex(raw, r" hot \(burn\.py\) \S*burn\.py:0(?::0)? s=0")
         self.assertRegex(raw, r" <module> \(burn\.py\) ")
 
     def go_profile(self):
@@ -315,6 +319,9 @@ class PprofTest(PymergeCase):
         self.assertLess(sum(folded_stacks(samples).values()), sum(stacks.values()))
 
     def test_round_trip_through_pprof_keeps_the_folded_output(self):
+        """pprof written and read back gives the folded stacks of the
+        recording, gzip'd or bare, recognized by its bytes without
+        --input, as folded text is."""
         for mode in ("cpu", "wall"):
             with self.subTest(mode=mode):
                 data = self.recordings[mode][0]
@@ -328,6 +335,12 @@ class PprofTest(PymergeCase):
                     g.write(f.read())
                 self.assertEqual(self.pymerge("--input", "pprof", bare).stdout,
                                  self.pymerge(data).stdout)
+                # told by its bytes, gzip'd or bare, and so is folded text
+                folded = os.path.join(self.dir, "rt-%s.folded" % mode)
+                with open(folded, "w") as f:
+                    f.write(self.pymerge(data).stdout)
+                for path in (pb, bare, folded):
+                    self.assertEqual(self.pymerge(path).stdout, self.pymerge(data).stdout)
                 # diff tells pprof from folded and perf.data by its magic
                 r = self.pymerge("diff", "--format", "table", "--fail-above", "0.01", data, pb)
                 self.assertEqual(r.returncode, 0)

@@ -27,23 +27,20 @@ PY = sys.executable
 PERF = shutil.which("perf")
 
 
-def read_map(path, exact=True):
+def read_map(path, killed=False):
     """Parses a perf map into [(start, size, name)].
 
-    exact: the file must hold only entries (a clean exit trims the padding);
-    otherwise what a killed process may leave after its last whole entry is
-    allowed (mapfile.h): the padding's blank lines, and the entry it was
-    writing, which starts with '#'.
+    The file must hold only entries, each with its newline, however the
+    process ended (mapfile.h); killed: the process may have been killed
+    while it wrote its last line, which may then be cut short, without its
+    newline.
     """
     with open(path) as f:
         text = f.read()
-    if not exact:
-        lines = text.splitlines(keepends=True)
-        torn = next((i for i, l in enumerate(lines) if l.startswith("#")), len(lines))
-        after = [l for l in lines[torn + 1:] if LINE.match(l.rstrip("\n"))]
-        if after:
-            raise AssertionError("%s: entries after a torn one: %r" % (path, after))
-        text = "".join(lines[:torn]).rstrip("\n") + "\n"
+    if killed and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    if text and not text.endswith("\n"):
+        raise AssertionError("%s: the last line has no newline: %r" % (path, text[-80:]))
     entries = []
     for line in text.splitlines():
         m = LINE.match(line)
@@ -101,7 +98,7 @@ class MapContents(Scratch):
         self.assertEqual(st.st_mode & 0o777, 0o600)
         with open(path) as f:
             raw = f.read()
-        self.assertTrue(raw.endswith("\n") and not raw.endswith("\n\n"), "clean exit trims padding")
+        self.assertTrue(raw.endswith("\n") and not raw.endswith("\n\n"), "entries only, each with its newline")
         entries = read_map(path)
         got = names(entries)
         for qual in ("foo", "bar", "baz", "C.m", "C.m.<locals>.inner", "<module>"):
@@ -331,7 +328,7 @@ class Lifetime(Scratch):
                 %s
             """ % (len(ending), len(ending), ending))
             p = run([PY, prog])
-            got = names(read_map(self.map_of(int(p.stdout)), exact=False))
+            got = names(read_map(self.map_of(int(p.stdout))))
             self.assertIn("py::work_%d:%s" % (len(ending), prog), got)
             self.assertEqual(sum(n.startswith("py::f") for n in got), 3000, ending)
 
@@ -356,7 +353,7 @@ class Lifetime(Scratch):
         p = run([PY, prog], check=True)
         parent, child = (int(x) for x in p.stdout.split())
         pm = names(read_map(self.map_of(parent)))
-        cm = names(read_map(self.map_of(child), exact=False))
+        cm = names(read_map(self.map_of(child)))
         n = lambda f: "py::%s:%s" % (f, prog)
         self.assertIn(n("inherited"), cm)
         self.assertIn(n("child_only"), cm)
@@ -365,7 +362,7 @@ class Lifetime(Scratch):
         self.assertNotIn(n("child_only"), pm)
         # inherited entries keep their addresses in the child
         self.assertEqual([e for e in read_map(self.map_of(parent)) if e[2] == n("inherited")],
-                         [e for e in read_map(self.map_of(child), exact=False) if e[2] == n("inherited")])
+                         [e for e in read_map(self.map_of(child)) if e[2] == n("inherited")])
 
     def test_multiprocessing_fork_workers(self):
         prog = self.script("""
@@ -385,7 +382,7 @@ class Lifetime(Scratch):
         parent, *workers = (int(x) for x in p.stdout.split())
         self.assertTrue(workers)
         for w in workers:
-            got = names(read_map(self.map_of(w), exact=False))
+            got = names(read_map(self.map_of(w)))
             self.assertIn("py::main:%s" % prog, got, "inherited from the parent")
             self.assertIn("py::square:%s" % prog, got, "the worker's own")
         self.assertNotIn("py::square:%s" % prog, names(read_map(self.map_of(parent))))
@@ -731,7 +728,7 @@ class Stress(Scratch):
             else:
                 self.assertIn(pid, res["children"], "a map of an unknown process")
                 mode, st, _ = res["children"][pid]
-                how = "killed" if st == "sig9" else "exact" if mode == "clean" else "padded"
+                how = "killed" if st == "sig9" else "exact"
             self.check_map(path, how)
         return res, err, maps
 
@@ -748,21 +745,19 @@ class Stress(Scratch):
 
     def check_map(self, path, how):
         """What a map guarantees (mapfile.h): whole lines "START SIZE name",
-        trimmed after a clean exit, padded with newlines otherwise, and in
-        the map of a killed process at most its last entry cut short."""
+        nothing else (no blank line, no NUL), however the process ended; in
+        the map of a killed process the last line may be cut short, without
+        its newline."""
         with open(path, "rb") as f:
             text = f.read().decode("utf-8", "replace")
-        if how == "exact":
-            self.assertFalse(text.endswith("\n\n") or (text and not text.endswith("\n")), path)
-        lines = [l for l in text.split("\n") if l]
-        bad = [i for i, l in enumerate(lines)
-               if not (LINE.match(l) and l.split(" ")[1] == SIZE)]
-        if how == "killed" and bad:
-            tail = sum(len(l) + 1 for l in lines[bad[0]:])
-            self.assertLessEqual(tail, MAX_ENTRY, "%s: more than one entry damaged: %r"
-                                 % (path, lines[bad[0]:]))
+        lines = text.split("\n")
+        cut = lines.pop()       # "" when the file ends with its newline
+        if how == "killed":
+            self.assertLessEqual(len(cut), MAX_ENTRY, "%s: %r" % (path, cut))
         else:
-            self.assertEqual(bad, [], "%s: %r" % (path, [lines[i] for i in bad[:3]]))
+            self.assertEqual(cut, "", path)
+        bad = [l for l in lines if not (LINE.match(l) and l.split(" ")[1] == SIZE)]
+        self.assertEqual(bad, [], "%s: %r" % (path, bad[:3]))
 
     def mount_tmpfs(self, opts):
         mnt = tempfile.mkdtemp(prefix="pyperfmap-tmpfs-")
@@ -785,7 +780,7 @@ class Stress(Scratch):
         self.assertTrue([n for n in parent if n.startswith("py::f:gen_")])
         for pid, (mode, st, _) in res["children"].items():
             if st == "exit0":  # every child that finished named its own functions
-                own = names(read_map(maps[pid], exact=False))
+                own = names(read_map(maps[pid]))
                 self.assertTrue([n for n in own if n.startswith("py::f:gen_c%s_" % pid)], pid)
                 self.assertIn("py::worker:%s" % os.path.join(self.dir, "stress.py"), own,
                               "inherited from the parent")

@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from harness import PYPATH, PYTHONS, SCRIPTS
+from harness import PYPATH, PYTHONS, SCRIPTS, check_recorded_maps
 
 TOP = os.path.join(SCRIPTS, "pyperf-top")
 # The specialized eval loop of 3.12 runs a `for ... in range` loop without
@@ -195,6 +195,7 @@ class TestTop(unittest.TestCase):
             meta = f.read()
         self.assertRegex(meta, r"maps: perf-\d+\.map")
         self.assertIn("live view cpu: pymerge", meta)
+        check_recorded_maps(self, out)      # the program was stopped with q
         merged = pymerge_python(out)
         self.assertEqual(merged.returncode, 0, merged.stderr)
         self.assertIn("main (hot.py);middle_caller (hot.py);hottest_loop (hot.py)", merged.stdout)
@@ -264,7 +265,7 @@ class TestTop(unittest.TestCase):
         prog = os.path.join(self.dir, "waits.py")
         with open(prog, "w") as f:
             f.write(WAITS)
-        for mode, leaf, caller in (("wall", "[off-cpu: S]", "napper (waits.py)"),
+        for mode, leaf, caller in (("wall", "[off-cpu: sleep]", "napper (waits.py)"),
                                    ("syscalls", "[syscall write]", "writer (waits.py)")):
             for sort, first in (("self", leaf), ("total", "<module> (waits.py)")):
                 out = os.path.join(self.dir, mode)

@@ -11,7 +11,7 @@ import textwrap
 import time
 import unittest
 
-from harness import SCRIPTS, RECORD, PYPATH, Scratch, run, spin
+from harness import SCRIPTS, RECORD, PYPATH, Scratch, assert_users_frames_only, run, spin
 
 PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
 
@@ -70,8 +70,8 @@ class Record(Scratch):
         self.assertEqual(r.returncode, 0, r.stderr)
         maps = sorted(f for f in os.listdir(out) if f.startswith("perf-") and f.endswith(".map"))
         self.assertEqual(len(maps), 2, os.listdir(out))
-        for m in maps:   # /tmp cleaned: only the folder's copies remain
-            os.unlink(os.path.join("/tmp", m))
+        for m in maps:   # both exited: pyperf-record took their maps out of /tmp
+            self.assertFalse(os.path.exists(os.path.join("/tmp", m)), m)
         self.assertIn("pyperf-flamegraph", r.stderr)
         folded = run(["pymerge", "--view", "python", "--pid", os.path.join(out, "perf.data")])
         self.assertEqual(folded.returncode, 0, folded.stderr)
@@ -98,7 +98,8 @@ class Record(Scratch):
     def test_call_paths_leave_no_hook_frames(self):
         """A DWARF copy below the default turns the program's call paths on
         (pyperfmap_eval_path); the mixed view must drop that hook between
-        Python frames as it drops pyperfmap_eval."""
+        Python frames as it drops pyperfmap_eval, and neither the python
+        nor the mixed view holds any other frame of pyperfmap's own."""
         app = self.script(NESTED + "for _ in range(20):\n    outer(200000)\n")
         out = os.path.join(self.dir, "rec")
         r = run([RECORD, "-o", out, "--dwarf=8192", "--", PYTHON, app])
@@ -116,6 +117,7 @@ class Record(Scratch):
                 hooks += int(weight)
         self.assertGreater(python, 0, folded.stdout[:3000])
         self.assertEqual(hooks, 0, folded.stdout[:3000])
+        assert_users_frames_only(os.path.join(out, "perf.data"))
 
     def test_buffer_size_reaches_perf(self):
         """-m/--mmap-pages is perf record's -m, the one buffer option

@@ -875,7 +875,7 @@ int main(int argc, char **argv)
         .cmd = cmd,
         .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM, .spans = {.slowest = -1}},
         .writer = writer__find(cmd == CMD_DIFF ? "svg" : "folded"),
-        .input = cmd == CMD_FOLD ? INPUT_PERF : INPUT_AUTO,
+        .input = INPUT_AUTO,
         .top = 20,
         .fail_above = -1,
         .interval = 1,

@@ -77,6 +77,13 @@ static int add(struct merge *g, const struct profile *q, const struct merge_inpu
         }
         free(tags);
     }
+    const char *program = profile__program(q);     /* the first input's names the sum's */
+    if (program && !profile__program(m)) {
+        const char *bid = profile__build_id(q, program);
+        profile__set_program(m, program);
+        if (bid)
+            profile__set_build_id(m, program, bid);
+    }
     for (u32 i = 0; i < nf; i++) {
         const struct pframe *f = profile__get_frame(q, i);
         const char *bid = profile__build_id(q, f->file);

@@ -268,6 +268,8 @@ static int load(struct reader *r)
             return -EINVAL;
         if (*path_basename(m))
             def = path_basename(m);
+        if (*m)
+            profile__set_program(r->p, m);
     }
     size_t nt = profile__n_types(r->p), cap = 0;
     u32 *fr = NULL, *root_first = NULL;

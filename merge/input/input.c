@@ -10,19 +10,56 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* What path holds, from its first bytes. */
-static enum input_kind sniff(const char *path)
+/* A bare (not gzip'd) profile.proto message: every writer puts its
+ * sample types first, so it opens with field 1's tag (0x0a), a length, and
+ * the ValueType's own first tag (0x08), control bytes that no folded text
+ * starts with. */
+static int bare_pprof(const uint8_t *b, size_t got)
 {
-    char magic[8] = {0};
+    if (got < 3 || b[0] != 0x0a)
+        return 0;
+    size_t i = 1;
+    while (i < got && i < 4 && (b[i] & 0x80))     /* the length's varint */
+        i++;
+    return i + 1 < got && b[i + 1] == 0x08;
+}
+
+/* Folded stacks: text whose first line is "STACK COUNT". */
+static int folded_text(const char *b, size_t got)
+{
+    if (memchr(b, 0, got))
+        return 0;
+    const char *nl = memchr(b, '\n', got);
+    size_t len = nl ? (size_t)(nl - b) : got;
+    if (len && b[len - 1] == '\r')
+        len--;
+    size_t digits = 0;
+    while (digits < len && b[len - 1 - digits] >= '0' && b[len - 1 - digits] <= '9')
+        digits++;
+    return digits > 0 && digits < len && b[len - 1 - digits] == ' ';
+}
+
+enum input_kind input__kind_of(const uint8_t *head, size_t got)
+{
+    /* PERFILE2, or its byte-swapped form from the other endianness */
+    if (got >= 8 && (!memcmp(head, "PERFILE2", 8) || !memcmp(head, "2ELIFREP", 8)))
+        return INPUT_PERF;
+    if (pprof_in__is_gzip(head, got) || bare_pprof(head, got))
+        return INPUT_PPROF;
+    return folded_text((const char *)head, got) ? INPUT_FOLDED : INPUT_AUTO;
+}
+
+/* What path holds, from its first bytes (*empty: not a byte). */
+static enum input_kind sniff(const char *path, int *empty)
+{
+    uint8_t head[INPUT_HEAD];
     FILE *f = fopen(path, "rb");
     if (!f)
         return INPUT_PERF;  /* let the reader report why it cannot be opened */
-    size_t got = fread(magic, 1, sizeof magic, f);
+    size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
-    /* PERFILE2, or its byte-swapped form from the other endianness */
-    if (got == sizeof magic && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8)))
-        return INPUT_PERF;
-    return pprof_in__is_gzip((const uint8_t *)magic, got) ? INPUT_PPROF : INPUT_FOLDED;
+    *empty = got == 0;
+    return input__kind_of(head, got);
 }
 
 /* A folded or pprof file, read whole and parsed into p. */
@@ -60,8 +97,15 @@ int input__load(struct profile **out, const char *path, enum input_kind kind,
         free(data);
         return ret;
     }
+    int empty = 0;
     if (kind == INPUT_AUTO)
-        kind = strcmp(path, "-") ? sniff(path) : INPUT_PERF;
+        kind = strcmp(path, "-") ? sniff(path, &empty) : INPUT_PERF;
+    if (kind == INPUT_AUTO) {
+        warnx_("%s: %s, not a perf.data file (no PERFILE2 magic), a pprof profile (gzip or "
+               "protobuf) or folded stacks (\"STACK COUNT\" lines)", path,
+               empty ? "empty" : "unrecognized bytes");
+        return -EINVAL;
+    }
     if (kind == INPUT_PERF)
         return pipeline__run(path, o, out);
     /* A view chooses among a recording's frames by what each is (Python,

@@ -29,6 +29,7 @@ struct profile {
     size_t n_types, weight;
     u64 start_ns, duration_ns;
     struct idmap build_ids;     /* interned path -> interned hex */
+    const char *program;        /* interned, or NULL */
     struct span_rows *span_rows;
 };
 
@@ -332,6 +333,17 @@ void profile__set_build_id(struct profile *p, const char *path, const char *hex)
     u64 key = (u64)(uintptr_t)name_of(p, path, strlen(path));
     if (!idmap__get(&p->build_ids, key))
         idmap__put(&p->build_ids, key, (void *)name_of(p, hex, strlen(hex)));
+}
+
+void profile__set_program(struct profile *p, const char *path)
+{
+    if (!p->program)
+        p->program = name_of(p, path, strlen(path));
+}
+
+const char *profile__program(const struct profile *p)
+{
+    return p->program;
 }
 
 const char *profile__build_id(const struct profile *p, const char *file)

@@ -150,4 +150,10 @@ const struct span_rows *profile__span_rows(const struct profile *p);
 void profile__set_build_id(struct profile *p, const char *path, const char *hex);
 const char *profile__build_id(const struct profile *p, const char *file);
 
+/* The executable of the profiled program (pprof's main mapping): the
+ * first one set stays.  profile__program returns it interned as frames'
+ * files are, or NULL when the input does not say. */
+void profile__set_program(struct profile *p, const char *path);
+const char *profile__program(const struct profile *p);
+
 #endif

@@ -14,6 +14,9 @@
  * stays: there it may be the work itself (a dict lookup, the GC).
  */
 #include "views.h"
+#include "ownview.h"
+
+#include "waits.h"
 
 #include <string.h>
 
@@ -117,16 +120,23 @@ size_t view__apply(const struct view_opts *o, const struct symbols *sy, const ui
         return n;
     }
     size_t m = gil_wait(sy, in, n, out);
+    m = ownview__apply(sy, out, m);
     m = drop_interp_unnamed(sy, out, m);
     m = strip_launcher(sy, out, mixed(sy, out, m, out));
     if (o->view == VIEW_MIXED)
         return m;
     /* Python view: Python frames, and the leaf if it is native code (and
-     * the [truncated] root of an incomplete DWARF stack). */
-    size_t k = 0;
+     * the [truncated] root of an incomplete DWARF stack); a wait's leaf
+     * names what the native frames wait on; [pyperfmap] is a leaf only
+     * where no Python frame called it, else the time is the caller's. */
+    waits__name_leaf(sy, out, m);
+    size_t k = 0, py = 0;
+    for (size_t i = 0; i < m; i++)
+        py += symbols__get(sy, out[i])->kind == FRAME_PYTHON;
     for (size_t i = 0; i < m; i++) {
         const struct frame *f = symbols__get(sy, out[i]);
-        if (f->kind == FRAME_PYTHON || f->kind == FRAME_ROOT || (i == 0 && o->native_leaf))
+        if (f->kind == FRAME_PYTHON || f->kind == FRAME_ROOT ||
+            (i == 0 && o->native_leaf && (!f->own || !py)))
             out[k++] = out[i];
     }
     return k;

@@ -15,7 +15,7 @@ struct open_call {
     u32 stack;                  /* profile stack of the nearest kept call (itself when kept) */
     u32 depth;                  /* frames in that stack */
     u32 kept_parent;            /* index of the nearest kept caller, or NONE */
-    u8 kept, inside;
+    u8 kept, inside, resumed;
 };
 
 struct tstack {                 /* one thread's open calls and their frames */
@@ -95,12 +95,14 @@ static unsigned verdict(struct calls *c, u32 frame)
     return c->matches[frame] - 1u;
 }
 
-void calls__enter(struct calls *c, u32 tid, u32 thread, u64 time, u64 key, u32 frame, int syscall)
+void calls__enter(struct calls *c, u32 tid, u32 thread, u64 time, u64 key, u32 frame,
+                  enum calls_kind kind)
 {
+    int syscall = kind == CALLS_SYSCALL;
     struct tstack *t = tstack_of(c, tid);
     const struct open_call *up = t->n ? &t->calls[t->n - 1] : NULL;
     struct open_call oc = {.key = key, .begin = time, .thread = thread, .stack = NONE,
-                           .kept_parent = NONE};
+                           .kept_parent = NONE, .resumed = kind == CALLS_RESUME};
     if (up) {
         oc.kept_parent = up->kept ? (u32)(t->n - 1) : up->kept_parent;
         oc.stack = up->stack;
@@ -112,6 +114,8 @@ void calls__enter(struct calls *c, u32 tid, u32 thread, u64 time, u64 key, u32 f
     int filtered = c->f.only || c->f.inside;
     if (syscall)
         oc.kept = !filtered || oc.kept_parent != NONE;
+    else if (kind == CALLS_NO_CALL)
+        oc.kept = 0;
     else
         oc.kept = (v & 1) && (!c->f.inside || oc.inside);
     if (oc.kept) {
@@ -131,7 +135,8 @@ static void close_top(struct calls *c, struct tstack *t, u64 time)
         return;
     u64 dur = time > oc->begin ? time - oc->begin : 0;
     u64 v[PROFILE_MAX_VALUES] = {0};
-    v[CALLS_COUNT] = 1;
+    v[CALLS_COUNT] = !oc->resumed;
+    v[CALLS_RESUMES] = oc->resumed;
     v[CALLS_WALL] = dur > oc->child ? dur - oc->child : 0;
     v[CALLS_LATENCY] = dur;
     c->put(c->put_ctx, &(struct pentry){.thread = oc->thread, .stack = oc->stack, .v = v,

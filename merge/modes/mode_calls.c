@@ -26,13 +26,16 @@ static int calls_start(struct modes *m, struct perf_reader *r)
 {
     (void)r;
     m->f_key = xcalloc(m->n_roles + 1, sizeof(*m->f_key));
+    m->f_kind = xcalloc(m->n_roles + 1, sizeof(*m->f_kind));
     m->calls = calls__new(m->p, modes__put, m);
     return 0;
 }
 
 /* The role, and the field that says what each entry or return is of: the
  * trampoline (tramp as pyperf-record names it, arg1 as perf probe does), a
- * system call's id. */
+ * system call's id; and at a Python entry, whether it is a call or a
+ * resumption (kind, or arg2).  An entry without it (a recording of an
+ * older pyperfmap) is a call: its zeroed field reads 0, MARKERS_CALL. */
 static int calls_role(struct modes *m, const struct pd_attr *a, size_t i)
 {
     enum role role = call_role(a->name);
@@ -47,6 +50,8 @@ static int calls_role(struct modes *m, const struct pd_attr *a, size_t i)
     }
     if (role == ROLE_SYS_ENTER)
         m->f_id = m->f_key[i];
+    if (role == ROLE_CALL_ENTRY && modes__field(m, a, "kind", &m->f_kind[i]) < 0)
+        (void)modes__field(m, a, "arg2", &m->f_kind[i]);
     return role;
 }
 
@@ -66,11 +71,16 @@ static void call_event(struct modes *m, const struct pd_sample *s, uint32_t thre
                        uint32_t frame)
 {
     enum role role = modes__role(m, s->attr_idx);
-    uint64_t key;
+    uint64_t key, kind = CALLS_CALL;
     if (modes__call_key(m, s, &key) < 0)
         return;
+    if (role == ROLE_CALL_ENTRY
+        && (td_field__read(&m->f_kind[s->attr_idx], s->raw, s->raw_size, &kind) < 0
+            || kind > CALLS_NO_CALL))
+        kind = CALLS_CALL;
     if (role == ROLE_CALL_ENTRY || role == ROLE_SYS_ENTER)
-        calls__enter(m->calls, s->tid, thread, s->time, key, frame, role == ROLE_SYS_ENTER);
+        calls__enter(m->calls, s->tid, thread, s->time, key, frame,
+                     role == ROLE_SYS_ENTER ? CALLS_SYSCALL : (enum calls_kind)kind);
     else
         calls__return(m->calls, s->tid, s->time, key);
 }
@@ -90,7 +100,8 @@ static void calls_finish(struct modes *m)
 const struct mode_ops mode_calls = {
     .mode = MODE_CALLS, .found = calls_found,
     .types = {[CALLS_COUNT] = {"count", "count"}, [CALLS_WALL] = {"wall-ns", "nanoseconds"},
-              [CALLS_LATENCY] = {"latency-ns", "nanoseconds"}}, .weight = CALLS_WALL,
+              [CALLS_LATENCY] = {"latency-ns", "nanoseconds"},
+              [CALLS_RESUMES] = {"resumes", "count"}}, .weight = CALLS_WALL,
     .stackless = 1, .start = calls_start, .role = calls_role, .event = call_event,
     .thread_exit = call_thread_exit, .finish = calls_finish,
 };

@@ -222,6 +222,7 @@ void modes__exit(struct modes *m)
     span_put__delete(m->span_put);
     free(m->af);
     free(m->f_key);
+    free(m->f_kind);
     free(m->role);
     memset(m, 0, sizeof(*m));
 }

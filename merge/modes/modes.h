@@ -87,6 +87,7 @@ struct modes {
     uint64_t unpaired;          /* spans that never closed, or lost their close */
     struct calls *calls;        /* calls mode */
     struct td_field *f_key;     /* calls mode, per attr: what an entry or return is of */
+    struct td_field *f_kind;    /* calls mode, per attr: call or resumption (calls.h) */
     struct alloc_fields *af;    /* alloc and leaks modes, per attr */
     struct leaks *leaks;        /* leaks mode */
     struct idmap finalized;     /* leaks mode: pid -> when its code finished (+1) */

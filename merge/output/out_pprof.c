@@ -179,7 +179,7 @@ static u64 mapping_of(struct pprof *b, const struct profile *p, const char *file
 static void add_functions(struct pprof *b, const struct profile *p)
 {
     u32 nf = profile__n_frames(p);
-    size_t n = nf ? nf : 1, k = 0;
+    size_t n = (size_t)nf + 1, k = 0;   /* room for the program's mapping */
     b->maps = xcalloc(n, sizeof(*b->maps));
     b->map_ptrs = xcalloc(n, sizeof(*b->map_ptrs));
     b->fns = xcalloc(n, sizeof(*b->fns));
@@ -188,6 +188,10 @@ static void add_functions(struct pprof *b, const struct profile *p)
     b->line_ptrs = xcalloc(n, sizeof(*b->line_ptrs));
     b->fn_ptrs = xcalloc(n, sizeof(*b->fn_ptrs));
     b->loc_ptrs = xcalloc(n, sizeof(*b->loc_ptrs));
+    /* pprof takes the first mapping for the program's (go tool pprof's
+     * "File:"), whether or not a frame of the view is in it */
+    if (profile__program(p))
+        mapping_of(b, p, profile__program(p));
     for (u32 i = 0; i < nf; i++) {
         const struct pframe *fm = profile__get_frame(p, i);
         if (fm->kind == PK_ROOT)

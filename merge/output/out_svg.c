@@ -5,7 +5,9 @@
  * merge are adjacent, so one pass comparing each stack with the previous
  * one closes the frames that end and opens the ones that begin.  The file
  * positions every frame itself (it renders without scripts); the embedded
- * script adds hover details, click-to-zoom, reset and search.
+ * script adds hover details, click-to-zoom, reset and search, and opens a
+ * graph taller than the window on its root (a deep spire would otherwise
+ * fill the first screen with empty space above it).
  */
 #include "out_svg.h"
 #include "calltree.h"
@@ -207,6 +209,13 @@ static const char script[] =
     "  }\n"
     "  layout();\n"
     "  if (p.get('s')) search(p.get('s'));\n"
+    "  function toRoot() {\n"
+    "    var r = frames[frames.length - 1].rect.getBoundingClientRect();\n"
+    "    var y = r.bottom + window.scrollY + 2 * pad + 12 - window.innerHeight;\n"
+    "    if (y > window.scrollY) window.scrollTo(0, y);\n"
+    "  }\n"
+    "  toRoot();\n"
+    "  window.addEventListener('load', toRoot);\n"
     "})();\n";
 
 /* The graph's geometry and what every frame's line needs. */

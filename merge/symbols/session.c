@@ -335,6 +335,14 @@ const struct mapping *process__find(const struct process *p, uint64_t addr)
     return NULL;
 }
 
+const struct dso *process__program(const struct process *p)
+{
+    for (size_t i = 0; i < p->n_maps; i++)
+        if (p->maps[i].dso->kind == DSO_FILE)
+            return p->maps[i].dso;
+    return NULL;
+}
+
 size_t session__n_processes(const struct session *s)
 {
     return s->procs.n;

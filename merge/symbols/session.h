@@ -79,6 +79,11 @@ struct thread *session__thread(struct session *s, uint32_t pid, uint32_t tid);
 /* The mapping holding addr, or NULL.  Binary search; no allocation. */
 const struct mapping *process__find(const struct process *p, uint64_t addr);
 
+/* The program the process runs: its lowest mapped ELF file (the kernel
+ * maps an executable, PIE or not, below ld.so and the libraries), or
+ * NULL when none is mapped. */
+const struct dso *process__program(const struct process *p);
+
 size_t session__n_processes(const struct session *s);
 size_t session__n_dsos(const struct session *s);
 const struct dso *session__dso(const struct session *s, size_t id);

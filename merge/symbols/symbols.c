@@ -7,6 +7,7 @@
  * ';' becomes ':', argument lists are cut, quotes dropped.
  */
 #include "symbols.h"
+
 #include "container.h"
 #include "elfsyms.h"
 #include "idmap.h"
@@ -14,7 +15,9 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "util.h"
+#include "waits.h"
 #include "../../libpyperfmap/trampoline.h"
+#include "ownframes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,7 +65,7 @@ struct symbols {
     struct intern *names;
     struct frame *frames;
     size_t n_frames, cap_frames;
-    struct idmap frame_by_key;  /* name id << 3 | kind -> frame id + 1 */
+    struct idmap frame_by_key;  /* name id << 5 | own << 3 | kind -> frame id + 1 */
     struct dso_syms *dsos;
     size_t n_dsos;
     struct symtab kernel;       /* loaded by a thread: see kernel_loader */
@@ -77,9 +80,13 @@ struct symbols {
     size_t n_cache, cache_slots;
     uint32_t unknown_user;      /* "[unknown]": an address outside every mapping */
     uint32_t gil_wait;          /* "[GIL wait]", for the views */
+    uint32_t own_work;          /* "[pyperfmap]", for the views */
+    uint32_t wait_leaf[WAIT_KINDS];     /* "[off-cpu: lock]"..., for the python view */
 };
 
 static void *kernel_loader(void *arg);
+static uint32_t add_frame(struct symbols *sy, const char *name, const char *display,
+                          enum frame_kind kind, int unknown, enum own_role own);
 
 /*
  * --kallsyms FILE; else the copy perf's build-id cache keeps of the
@@ -126,6 +133,9 @@ struct symbols *symbols__new(const struct symbols_opts *opts)
     sy->cache = xcalloc(sy->cache_slots, sizeof(*sy->cache));
     sy->unknown_user = symbols__named(sy, "[unknown]", FRAME_USER);
     sy->gil_wait = symbols__named(sy, "[GIL wait]", FRAME_ROOT);
+    sy->own_work = add_frame(sy, "[pyperfmap]", NULL, FRAME_USER, 0, OWN_WORK);
+    for (unsigned k = WAIT_LOCK; k < WAIT_KINDS; k++)
+        sy->wait_leaf[k] = symbols__named(sy, waits__leaf(k), FRAME_ROOT);
     sy->frames[sy->unknown_user].unknown = 1;
     return sy;
 }
@@ -205,18 +215,11 @@ static int is_plumbing(const char *name)
         "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_VARARGS",
         "method_vectorcall_VARARGS_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
         "object_vacall",
-        /* asyncio task frames (libpyperfmap/tasks.h) */
-        "pyperfmap_eval_tasks", "pyperfmap_eval_path_tasks", "pyperfmap_coroutine_eval",
-        "pyperfmap_next_task_frame", "pyperfmap_next_task_frame_path",
     };
     static const char *const prefix[] = {
         "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
         "_PyObject_FastCall", "PyObject_FastCall", "cfunction_vectorcall_",
         "_PyFunction_FastCall", "_PyEval_EvalFrame",
-        /* libpyperfmap's hooks and their first-call and traced variants
-         * (libpyperfmap/evalhook.c); each lies between a Python frame and
-         * the eval loop of its callee, whichever hook is on */
-        "pyperfmap_eval", "pyperfmap_first_", "pyperfmap_traced_call", "pyperfmap_noop_eval",
     };
     size_t len = strcspn(name, ".");
     for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
@@ -267,6 +270,16 @@ static int is_launcher(const char *perf_name)
            || ends_with(perf_name, "/runpy.py");
 }
 
+/* Functions that start a stack of their own, switched to by a coroutine
+ * library: what lies above them in memory is another stack, or what was
+ * left there, so a stack that reaches them is complete.  greenlet's
+ * g_initialstub (UserGreenlet::g_initialstub in greenlet 2), and the
+ * start of makecontext's contexts, which glibc's CFI does not end. */
+static int is_stack_root(const char *name)
+{
+    return strstr(name, "g_initialstub") != NULL || strcmp(name, "__start_context") == 0;
+}
+
 /* "py::qualname:filename" -> "qualname (file.py)"; a package's __init__.py
  * keeps its directory so it still says which package.  "py::[task NAME]",
  * an asyncio task's frame (libpyperfmap/tasks.h), has no file: the name may
@@ -293,10 +306,13 @@ static const char *python_display(struct symbols *sy, const char *perf_name)
     return intern(sy, buf, strlen(buf));
 }
 
+/* own: pyperfmap's own code is a frame apart from a user's function of
+ * the same name (the interposer's malloc is not libc's). */
 static uint32_t add_frame(struct symbols *sy, const char *name, const char *display,
-                          enum frame_kind kind, int unknown)
+                          enum frame_kind kind, int unknown, enum own_role own)
 {
-    uint64_t key = (uint64_t)intern__id(sy->names, name, strlen(name)) << 3 | kind;
+    uint64_t key = (uint64_t)intern__id(sy->names, name, strlen(name)) << 5 | (uint64_t)own << 3 |
+                   kind;
     uintptr_t id = (uintptr_t)idmap__get(&sy->frame_by_key, key);
     if (id)
         return (uint32_t)(id - 1);
@@ -312,13 +328,16 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
+    f->own = (uint8_t)own;
+    f->stack_root = kind == FRAME_USER && is_stack_root(name);
+    f->wait = (uint8_t)waits__kind(name, kind == FRAME_USER || kind == FRAME_KERNEL);
     idmap__put(&sy->frame_by_key, key, (void *)(uintptr_t)(sy->n_frames + 1));
     return (uint32_t)sy->n_frames++;
 }
 
 uint32_t symbols__named(struct symbols *sy, const char *name, enum frame_kind kind)
 {
-    return add_frame(sy, name, NULL, kind, 0);
+    return add_frame(sy, name, NULL, kind, 0, OWN_NONE);
 }
 
 const struct frame *symbols__get(const struct symbols *sy, uint32_t id)
@@ -364,7 +383,7 @@ static int splits_badly(const char *dso_path)
 /* A symbol's frame: perf's name, tidied; Python trampolines also get their
  * readable name. */
 static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum frame_kind kind,
-                             const char *dso_path)
+                             const char *dso_path, enum own_role own)
 {
     const char *display = NULL;
     if (kind == FRAME_USER)
@@ -382,7 +401,7 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
             display = native;
         native = tidy(sy, buf, 1);
     }
-    uint32_t id = add_frame(sy, native, display, kind, 0);
+    uint32_t id = add_frame(sy, native, display, kind, 0, own);
     /* from the name as the map has it: tidying may change it */
     if (kind == FRAME_PYTHON && !sy->frames[id].path_key)
         sy->frames[id].path_key = pyperfmap_path__key(perf_name, strlen(perf_name));
@@ -393,7 +412,7 @@ static uint32_t symbol_frame(struct symbols *sy, const char *perf_name, enum fra
  * writes it (so "[vdso]" becomes "[[vdso]]" in the native view).
  * interp: the DSO is the interpreter's own code (see is_interpreter). */
 static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum frame_kind kind,
-                              int interp)
+                              int interp, enum own_role own)
 {
     char native[4200], display[4200];
     const char *base = path_basename(dso_path);
@@ -403,7 +422,7 @@ static uint32_t unknown_frame(struct symbols *sy, const char *dso_path, enum fra
         snprintf(display, sizeof(display), "%s", base);
     else
         snprintf(display, sizeof(display), "[%s]", base);
-    uint32_t id = add_frame(sy, tidy(sy, native, 1), tidy(sy, display, 0), kind, 1);
+    uint32_t id = add_frame(sy, tidy(sy, native, 1), tidy(sy, display, 0), kind, 1, own);
     sy->frames[id].interp_unnamed |= (uint8_t)(interp > 0);
     return id;
 }
@@ -652,8 +671,8 @@ static uint32_t resolve_kernel(struct symbols *sy, uint64_t addr)
         return sy->unknown_user;
     const struct sym *s = symtab__find(&sy->kernel, addr - sy->kernel_shift);
     if (!s)
-        return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL, 0);
-    return symbol_frame(sy, s->name, FRAME_KERNEL, NULL);
+        return unknown_frame(sy, "[kernel.kallsyms]", FRAME_KERNEL, 0, OWN_NONE);
+    return symbol_frame(sy, s->name, FRAME_KERNEL, NULL, OWN_NONE);
 }
 
 static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64_t addr)
@@ -673,8 +692,10 @@ static uint32_t resolve_user(struct symbols *sy, const struct mapping *m, uint64
             s = symtab__find(&ds->img.syms, vaddr);
     }
     int interp = !s && ds->state == LOADED && d->kind == DSO_FILE && is_interpreter(ds) > 0;
-    uint32_t f = s ? symbol_frame(sy, s->name, kind, d->path)
-                   : unknown_frame(sy, d->path, kind, interp);
+    enum own_role own = d->kind == DSO_FILE ? ownframes__role(d->path, s ? s->name : NULL)
+                                            : OWN_NONE;
+    uint32_t f = s ? symbol_frame(sy, s->name, kind, d->path, own)
+                   : unknown_frame(sy, d->path, kind, interp, own);
     /* where it came from, for pprof's mappings; a name found in several
      * files is one frame, and keeps the first */
     if (!sy->frames[f].dso && d->kind != DSO_PERFMAP)
@@ -744,6 +765,16 @@ const char *symbols__elf_file(struct symbols *sy, const struct dso *d)
 uint32_t symbols__gil_wait(const struct symbols *sy)
 {
     return sy->gil_wait;
+}
+
+uint32_t symbols__own_work(const struct symbols *sy)
+{
+    return sy->own_work;
+}
+
+uint32_t symbols__wait_leaf(const struct symbols *sy, unsigned kind)
+{
+    return sy->wait_leaf[kind];
 }
 
 int symbols__kernel_hidden(const struct symbols *sy)

@@ -35,6 +35,9 @@ struct frame {
                              * python3.11): plumbing when between two Python frames */
     uint8_t launcher;       /* a frame of python -m pyperfmap or runpy, not of the program */
     uint8_t gil;            /* its part in a wait for the GIL, GIL_* */
+    uint8_t own;            /* pyperfmap's own code: enum own_role (ownframes.h) */
+    uint8_t stack_root;     /* the first frame of a stack of its own (a greenlet's) */
+    uint8_t wait;           /* what a wait in it waits on, waits.h's WAIT_* */
     const struct dso *dso;  /* native code: the first file it was found in */
     uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path__key() of its map name */
 };
@@ -91,6 +94,12 @@ int symbols__kernel_hidden(const struct symbols *sy);
 /* The "[GIL wait]" frame the mixed and python views put where a thread
  * waits to take the GIL. */
 uint32_t symbols__gil_wait(const struct symbols *sy);
+/* The leaf "[off-cpu: lock]" and the like, for a waits.h WAIT_* kind. */
+uint32_t symbols__wait_leaf(const struct symbols *sy, unsigned kind);
+
+/* The "[pyperfmap]" frame the mixed view puts where pyperfmap itself
+ * works (OWN_WORK frames and what they call). */
+uint32_t symbols__own_work(const struct symbols *sy);
 
 /* Where the recorded kernel's _text was (the pgoff of perf's
  * [kernel.kallsyms]_text MMAP record): kallsyms of another boot is

@@ -6,7 +6,6 @@ import glob
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,7 @@ import time
 from pyperfrecord import PROG, RecordError, warn
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
+from pyperfrecord import signals
 
 
 # Attaching to a process started without pyperfmap.  The injected code runs
@@ -203,7 +203,6 @@ class Attach:
         self.code, self.inside = code, inside
         self.page = 0  # where "off" waits in the process (gdb path)
         self.queued = set()  # what inject() has queued in the process
-        self.held = []  # Ctrl-C or SIGTERM that came while on() ran
 
     def inject(self, what):
         """Queues code[what] as a pending call; returns a problem or None."""
@@ -285,7 +284,7 @@ class Attach:
         while True:
             with open(self.status[what]) as f:
                 msg = f.read()
-            if msg or time.monotonic() > end or (what == "on" and self.held):
+            if msg or time.monotonic() > end or (what == "on" and signals.first()):
                 return msg or None
             if not os.path.exists("/proc/%d" % self.pid):
                 raise RecordError("PID %d exited" % self.pid)
@@ -293,19 +292,13 @@ class Attach:
 
     def on(self):
         """Enables pyperfmap; returns whether it was enabled already.  A
-        Ctrl-C or SIGTERM meanwhile is held until gdb is done (stopping it
-        during its call in the process could break the process); then
-        pyperfmap goes off again, and pyperf-record ends."""
-        signals = (signal.SIGINT, signal.SIGTERM)
-        handlers = [signal.signal(s, lambda sig, _: self.held.append(sig)) for s in signals]
-        try:
-            before = self.enable()
-        finally:
-            for s, h in zip(signals, handlers):
-                signal.signal(s, h)
-        if self.held:
+        Ctrl-C, SIGTERM or SIGHUP meanwhile waits (signals.hold()) until gdb
+        is done (stopping it during its call in the process could break the
+        process); then pyperfmap goes off again, and pyperf-record ends."""
+        before = self.enable()
+        if signals.first():
             self.off()
-            raise RecordError("interrupted while enabling pyperfmap in PID %d" % self.pid, 128 + self.held[0])
+            raise RecordError("interrupted while enabling pyperfmap in PID %d" % self.pid, 128 + signals.first())
         return before
 
     def enable(self):
@@ -317,7 +310,7 @@ class Attach:
         if problem:
             raise RecordError("cannot enable pyperfmap in PID %d: %s" % (self.pid, problem))
         msg = self.wait("on")
-        if self.held:
+        if signals.first():
             return False
         if msg == "enabled":
             sys.stderr.write(PROG + ": enabled pyperfmap in PID %d (%.2f s)\n"

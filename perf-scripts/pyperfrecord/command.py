@@ -1,6 +1,7 @@
 """The program pyperf-record runs: which interpreter runs it (a python
 command, a console script's #! line, under unshare), and the environment
 that enables pyperfmap in it and in every Python process it starts."""
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -26,6 +27,12 @@ EVENT_DWARF = 8192
 # beside bytearrays, 4 KiB left 0.8% of the sampled bytes truncated (8 KiB:
 # 0.2%, 2 KiB: all), at half the bytes of 8 KiB.
 SAMPLED_DWARF = 4096
+# A context switch copies the largest stack perf takes: a thread waiting
+# inside a C function that keeps large arrays on its stack (select.select():
+# 49 KB) needs it to reach its Python caller (the pages under such a frame
+# are mapped by pyperfmap, stackpages.h).  perf reserves the whole size in
+# its buffer for every record, so samples on the CPU keep the default.
+SWITCH_DWARF = 65528
 
 
 def dwarf_copy(mode, dwarf=None, exact=False):
@@ -41,8 +48,10 @@ def dwarf_copy(mode, dwarf=None, exact=False):
 def keeps_paths(mode, copy, use_fp):
     """Whether the program's pyperfmap keeps call paths: for DWARF copies
     smaller than the default, which cut off many stacks that the paths
-    complete (24 instructions more per Python call)."""
-    return not use_fp and mode != "calls" and copy < DEFAULT_DWARF
+    complete (24 instructions more per Python call), and for waits: a
+    sample taken under a large C frame (a signal handler run inside
+    select.select()) reaches its callers only through its path."""
+    return not use_fp and mode != "calls" and (copy < DEFAULT_DWARF or mode in ("offcpu", "wall"))
 
 PYTHON_ARG_OPTS = {"-X", "-W", "--check-hash-based-pycs"}
 PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")
@@ -209,6 +218,10 @@ def pyperfmap_package():
     """The folder of the pyperfmap package this script finds (its own
     interpreter's, or PYTHONPATH's): it is lent to the program's interpreter."""
     spec = importlib.util.find_spec("pyperfmap")
+    devenv = os.environ.get("PYPERFMAP_DEVENV_PATH")
+    if spec is None and devenv:
+        # meson devenv's build, whose PYTHONPATH one given on the command line replaced
+        spec = importlib.machinery.PathFinder.find_spec("pyperfmap", [devenv])
     if spec is None or not spec.submodule_search_locations:
         raise RecordError("cannot import pyperfmap here; install it (pip install ., meson install -C build)"
                           " or run under `meson devenv -C build`")

@@ -1,15 +1,20 @@
 """The recording folder: emptied of an earlier recording before perf
 writes into it, completed afterwards with what pymerge needs to read it
 anywhere (the perf maps of the sampled processes, kallsyms, the DSOs with
---archive) and recording.txt."""
+--archive) and recording.txt; the program's maps in /tmp are removed once
+copied, and put back on demand (--restore-maps)."""
+import contextlib
+import filecmp
 import os
+import re
 import shlex
 import shutil
+import signal
 import sys
 import time
 
 from pyperfrecord.archive import archive_objects, save_kallsyms
-from pyperfrecord import warn
+from pyperfrecord import PROG, RecordError, warn
 from pyperfrecord.procs import descendants, map_of, sampled_pids
 
 
@@ -50,7 +55,8 @@ def prepare(out):
 
 
 def copy_map(src, dst, since):
-    """Copies the perf map src to dst; True if it did.  A map that is not
+    """Copies the perf map src to dst; the os.stat_result of what it copied,
+    or None when it did not.  A map that is not
     this recording's is left out with a warning: PIDs are reused, and an
     earlier process with the same PID, perhaps another user's, may have
     left its map behind.  Since is when the recorded program started (None
@@ -58,20 +64,70 @@ def copy_map(src, dst, since):
     try:
         f = open(src, "rb")
     except FileNotFoundError:
-        return False
+        return None
     except OSError as e:
         warn("%s: %s (an earlier process of another user?); its Python functions stay unnamed"
              % (src, e.strerror))
-        return False
+        return None
     with f:
         # file times tick coarser than time.time(): a second's slack
         if since is not None and os.fstat(f.fileno()).st_mtime < since - 1:
             warn("%s is older than this recording (an earlier process with the same PID"
                  " left it); leaving it out" % src)
-            return False
+            return None
         with open(dst, "wb") as o:
             shutil.copyfileobj(f, o)
-    return True
+        return os.fstat(f.fileno())
+
+
+def same_file(a, b):
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
+
+
+def drop_originals(copied):
+    """Removes the maps in /tmp that copied ({pid: (path, os.stat_result at
+    the copy)}) holds, of processes that have exited: the program's, which
+    pyperf-record started.  CPython leaves them for ever (a CI run left
+    over a thousand), and the folder has them; restore_maps() puts them
+    back for perf report.  A map whose process still runs, or that changed
+    since the copy (its PID came round again), stays."""
+    for pid, (src, copied_st) in copied.items():
+        try:
+            now = os.stat(src)
+        except OSError:
+            continue
+        if os.path.exists("/proc/%d" % pid) or not same_file(now, copied_st):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(src)
+
+
+def restore_maps(out):
+    """Puts the perf maps of the folder out back in /tmp, where perf report
+    looks for them; a different map already there (a later process with
+    the same PID) stays, and makes the exit status 1."""
+    if not os.path.isfile(os.path.join(out, "recording.txt")):
+        raise RecordError("%s is not a recording folder (it has no recording.txt)" % out)
+    names = sorted(n for n in os.listdir(out) if re.fullmatch(r"perf-\d+\.map", n))
+    put, other = 0, []
+    for name in names:
+        src, dst = os.path.join(out, name), os.path.join("/tmp", name)
+        try:
+            fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if not filecmp.cmp(src, dst, shallow=False):
+                other.append(dst)
+            continue
+        with open(fd, "wb") as o, open(src, "rb") as f:
+            shutil.copyfileobj(f, o)
+        put += 1
+    sys.stderr.write("%s: %d perf maps put back in /tmp, %d there already; perf report -i %s names their"
+                     " Python functions\n" % (PROG, put, len(names) - put, os.path.join(out, "perf.data")))
+    if other:
+        warn("%s: another process with the same PID wrote %s since; perf report would name that"
+             " process's functions (pymerge reads the folder's)" % (out, " ".join(other)))
+        return 1
+    return 0
 
 
 def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
@@ -81,13 +137,16 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
     pids = set(sampled_pids(perf, data))
     if pid is not None:
         pids.update(descendants(pid))
-    maps = []
+    maps, copied = [], {}
     for p in sorted(pids):
         src, dst = map_of(p), "perf-%d.map" % p  # named by the host's PID, as perf.data has it
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
-        elif copy_map(src, os.path.join(out, dst), None if pid is not None else started):
+            continue
+        st = copy_map(src, os.path.join(out, dst), None if pid is not None else started)
+        if st:
             maps.append(dst)
+            copied[p] = (src, st)
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"
@@ -99,6 +158,8 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
     with open(os.path.join(out, "recording.txt"), "w") as f:
         for k, v in meta.items():
             f.write("%s: %s\n" % (k, v))
+    if pid is None and not boxes:
+        drop_originals(copied)
     return maps
 
 
@@ -112,10 +173,15 @@ def sibling(name):
     return shlex.quote(os.path.relpath(here)) if os.access(here, os.X_OK) else name
 
 
-def tell(prog, out, maps):
-    """Says where the recording is and how to look at it."""
+def tell(prog, out, maps, sig=None):
+    """Says where the recording is and how to look at it (and, on its first
+    line, the signal sig that stopped it)."""
     rel = os.path.relpath(out)
     rel = out if rel.startswith("..") else rel
-    sys.stderr.write("%s: wrote %s (%d perf maps)\n" % (prog, rel, len(maps)))
-    sys.stderr.write("  look at it:  %s %s -o %s/flame.svg\n" % (sibling("pyperf-flamegraph"), rel, rel))
-    sys.stderr.write("  or:          %s %s/perf.data > %s/stacks.folded\n" % (sibling("pymerge"), rel, rel))
+    how = "stopped by %s; " % signal.Signals(sig).name if sig else ""
+    # (the folder is complete: a terminal gone meanwhile, EIO, changes nothing)
+    with contextlib.suppress(OSError):
+        sys.stderr.write("%s: %swrote %s (%d perf maps)\n" % (prog, how, rel, len(maps)))
+        sys.stderr.write("  look at it:  %s %s -o %s/flame.svg\n" % (sibling("pyperf-flamegraph"), rel, rel))
+        sys.stderr.write("  or:          %s %s/perf.data > %s/stacks.folded\n" % (sibling("pymerge"), rel, rel))
+        sys.stderr.flush()

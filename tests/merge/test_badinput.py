@@ -108,16 +108,23 @@ class BadInputTest(unittest.TestCase):
         self.assertBad(bounded(TMP), 'directory')
 
     def test_empty_file(self):
-        self.assertBad(bounded(variant('empty', b'')), 'offset 0', 'not a perf.data file')
+        path = variant('empty', b'')
+        self.assertBad(bounded(path), path + ': empty, not a perf.data file')
 
     def test_not_perf_data(self):
-        self.assertBad(bounded(variant('text', b'hello world\n' * 100)), 'offset 0',
-                       'not a perf.data file')
+        """Bytes that are no input pymerge reads (not perf.data, pprof or
+        folded stacks): one line naming the file and the three kinds."""
+        for name, data in (('text', b'hello world\n' * 100), ('random', bytes(range(256)) * 4),
+                           ('not-gzip', b'\x1f\x8c' + b'\0' * 100)):
+            with self.subTest(name=name):
+                path = variant(name, data)
+                self.assertBad(bounded(path), path + ': unrecognized bytes, not a perf.data file',
+                               'a pprof profile', 'folded stacks')
 
     def test_diff_of_nothing(self):
         """diff whose new profile has no stacks: one line naming it, not a
         bare exit status."""
-        empty = variant('empty.folded', b'')
+        empty = variant('empty.folded', b'a 0\n')
         p = subprocess.run([PYMERGE, 'diff', FP, empty], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=TIMEOUT, errors='surrogateescape')
         self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: %s: no stacks to draw\n' % empty))

@@ -185,12 +185,18 @@ class PyperfmapRecording(Fidelity):
         self.assertEqual(self.native_under('phase_kernel', sha), 0)
 
     def test_kernel_under_its_python_frame(self):
+        """phase_kernel's samples with kernel frames under it are its time
+        in the kernel, as the program measured it (os.times()), within 10
+        points (how much that is, the CPU, the kernel and what else runs
+        decide); and the write(2) path is among them, and under no other
+        phase."""
         kernel = lambda f: f.endswith('_[k]')
         # the write(2) path itself, not any kernel function named *write*
         # (down_write, from an mmap under the sanitizers' allocator)
         write = lambda f: f in ('ksys_write_[k]', 'vfs_write_[k]')
-        self.assertGreater(self.native_under('phase_kernel', kernel), 0.3)
-        self.assertGreater(self.native_under('phase_kernel', write), 0.1)
+        measured = self.measured['system']['phase_kernel'] / self.measured['phase_kernel']
+        self.assertAlmostEqual(self.native_under('phase_kernel', kernel), measured, delta=0.1)
+        self.assertGreater(self.native_under('phase_kernel', write), 0)
         # Seen once in many runs: one sample in ~1000 with write() under
         # phase_arith (not understood yet; see the README's Fidelity notes).
         self.assertLess(self.native_under('phase_arith', write), 0.005)

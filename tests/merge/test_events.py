@@ -25,12 +25,16 @@ from collections import Counter
 
 from pmtest import PYMERGE, TIMEOUT, perf_script, pymerge, record, tempdir
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'perf-scripts'))
+from pyperfrecord.probes import probes_lock  # noqa: E402
+
 TRACEDUMP = os.environ.get('TRACEDUMP', '')
 TRACEFS = '/sys/kernel/tracing'
 LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
-# A group of this test's own: test_modes probes malloc too, and meson may
-# run both at once (perf probe then fails with EEXIST).
-PROBE = 'pmevents%d:malloc' % os.getpid()
+# A probe of this test's own, group and event: perf probe refuses an event
+# name that any group of the system has, and test_modes and pyperf-record's
+# alloc modes (other suites, run meanwhile) probe malloc.
+PROBE = 'pmevents{0}:malloc{0}'.format(os.getpid())
 EVENTS = ['-e', 'sched:sched_switch', '-e', 'raw_syscalls:sys_enter', '-e', 'raw_syscalls:sys_exit']
 # Sleeps (switches with prev_state S) and failing opens (sys_exit's ret
 # negative: the sign extension is under test).
@@ -218,9 +222,12 @@ class EventsTest(unittest.TestCase):
         other; low=%di:s8, the size's low byte as a signed char, is the
         sign extension's check (perf script prints it unsigned)."""
         probe = ['perf', 'probe', '-q', '-d', PROBE]
-        subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # leftovers
-        r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, PROBE + '=malloc size=%di:u64 low=%di:s8'],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        # perf probe reads every event of the system, which other suites'
+        # recordings add and remove meanwhile: under pyperf-record's lock.
+        with probes_lock():
+            subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)   # leftovers
+            r = subprocess.run(['perf', 'probe', '-q', '-x', LIBC, PROBE + '=malloc size=%di:u64 low=%di:s8'],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         self.assertEqual(r.returncode, 0, r.stdout)
         data = os.path.join(TMP, 'malloc.data')
         code = ('import ctypes\nlibc = ctypes.CDLL(None)\n'
@@ -230,7 +237,8 @@ class EventsTest(unittest.TestCase):
         try:
             record(data, [sys.executable, '-c', code], '-e', PROBE, env=ENV)
         finally:
-            subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with probes_lock():
+                subprocess.run(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ev = parse_events(pymerge('--events', data).stdout)
         self.assertEqual(ev[PROBE][1]['size'], ('u64', True))
         self.assertEqual(ev[PROBE][1]['low'], ('s8', True))

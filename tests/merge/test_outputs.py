@@ -11,8 +11,10 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import unittest
+import zlib
 
 from pmtest import PYMERGE, run
 from harness import Scratch, spin
@@ -27,6 +29,47 @@ app;<module> (app.py);main (app.py);phase_b (app.py) 500
 app;<module> (app.py);main (app.py);phase_b (app.py);write;sys_write_[k] 120
 app;<module> (app.py);main (app.py);phase_c (app.py) 80
 """
+
+
+def png_rows(path):
+    """The pixel rows of an 8-bit RGB or RGBA PNG (as Chromium writes its
+    screenshots), each a list of (r, g, b)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat = 8, []
+    while pos < len(data):
+        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if typ == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif typ == b"IDAT":
+            idat.append(body)
+    assert depth == 8 and interlace == 0 and ctype in (2, 6), (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, prev, rows, i = zlib.decompress(b"".join(idat)), w * bpp, bytes(w * bpp), [], 0
+    for _ in range(h):
+        kind, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        if kind == 2:
+            line = bytearray((x + y) & 255 for x, y in zip(line, prev))
+        elif kind in (1, 3, 4):     # Sub, Average, Paeth (PNG's filters)
+            for x in range(stride):
+                a = line[x - bpp] if x >= bpp else 0
+                b = prev[x]
+                if kind == 1:
+                    line[x] = (line[x] + a) & 255
+                elif kind == 3:
+                    line[x] = (line[x] + ((a + b) >> 1)) & 255
+                else:
+                    c = prev[x - bpp] if x >= bpp else 0
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        prev = bytes(line)
+        rows.append([tuple(prev[x:x + 3]) for x in range(0, stride, bpp)])
+    return rows
 
 
 @unittest.skipUnless(CHROMIUM, "chromium is not installed (apt-get install chromium)")
@@ -107,6 +150,34 @@ document.getElementById('fg').onload = function () {
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         self.assertGreater(os.path.getsize(png), 5000)
+
+    def test_first_screen_shows_the_widest_row(self):
+        """A flame graph taller than the window (a 300-frame spire on a wide
+        base, about 5,000 px) opens on its root: in the first 1400x1000
+        screen a row of colour spans at least 90% of the graph's width.  An
+        icicle (--inverted) has its root at the top and opens there.  The
+        window is an iframe of that size: headless Chromium's screenshot of
+        a page it scrolled is blank, inside a frame it is not."""
+        spire = ";".join("deep%d" % i for i in range(300))
+        folded = self.write("tall.folded", "app;main;wide_a 600\napp;main;wide_b 390\napp;main;" + spire + " 10\n")
+        page = self.write("window.html", '<!DOCTYPE html><html><body style="margin:0;overflow:hidden">'
+                          '<iframe src="tall.svg" width="1400" height="1000" style="border:0;display:block">'
+                          '</iframe></body></html>')
+        for opts in ([], ["--inverted"]):
+            with self.subTest(opts=opts):
+                svg, png = self.path("tall.svg"), self.path("first-screen.png")
+                r = run([PYMERGE, "--input", "folded", "--format", "svg", "-o", svg] + opts + [folded])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(svg) as f:
+                    height = int(re.search(r'<svg[^>]* height="(\d+)"', f.read()).group(1))
+                self.assertGreater(height, 4000)
+                # half the pixels a side: a quarter of the PNG to decode
+                self.chromium("--screenshot=" + png, "--window-size=1400,1000", "--force-device-scale-factor=0.5",
+                              "--virtual-time-budget=3000", "file://" + page)
+                rows = png_rows(png)
+                scale = len(rows[0]) / 1400
+                coloured = max(sum(max(p) - min(p) > 40 for p in row) for row in rows)
+                self.assertGreater(coloured, 0.9 * (1200 - 2 * 10) * scale, (len(rows), len(rows[0])))
 
 
 class Svg(Scratch):

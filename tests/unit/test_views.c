@@ -2,12 +2,16 @@
  * frames' roles from merge/symbols/symbols.c), on stacks of named frames: the
  * native view keeps all; the mixed view drops interpreter plumbing next to
  * a Python frame, folds a blocking GIL wait into one frame and strips the
- * launcher; the python view keeps Python frames and the leaf.  And the
- * mixed view drops every libpyperfmap hook between two Python frames: the
- * hooks are read from libpyperfmap/evalhook.c itself (argv[1]), every
- * function taking the eval-frame arguments (HOOK_PARAMS), so a hook added
- * there without teaching pymerge its name fails here. */
+ * launcher; the python view keeps Python frames and the leaf.  pyperfmap's
+ * own frames (merge/symbols/ownframes.c: known by their file, then their
+ * symbol) leave both: hooks and samplers go, its own work is one
+ * [pyperfmap] frame in the mixed view.  And the mixed view drops every
+ * libpyperfmap hook between two Python frames: the hooks are read from
+ * libpyperfmap/evalhook.c itself (argv[1]), every function taking the
+ * eval-frame arguments (HOOK_PARAMS), so a hook added there without
+ * teaching pymerge its name fails here. */
 #include "check.h"
+#include "ownframes.h"
 #include "symbols.h"
 #include "views.h"
 
@@ -15,12 +19,30 @@
 #include <string.h>
 
 #define MAXF 16
+#define EXTENSION "/site/pyperfmap/_pyperfmap.cpython-312-x86_64-linux-gnu.so"
+#define PRELOAD "/site/pyperfmap/libpyperfmap-preload.so"
+
+static enum frame_kind spec_kind(const char *spec);
 
 /* A frame's spec: "py::NAME:FILE" a Python frame, "K NAME" a kernel one,
- * "R NAME" a root label, anything else native code. */
+ * "R NAME" a root label, "E NAME" native code of pyperfmap's extension,
+ * "P NAME" of its malloc interposer, anything else native code. */
 static const char *spec_name(const char *spec)
 {
-    return !strncmp(spec, "K ", 2) || !strncmp(spec, "R ", 2) ? spec + 2 : spec;
+    return !strncmp(spec, "K ", 2) || !strncmp(spec, "R ", 2) || !strncmp(spec, "E ", 2) ||
+                   !strncmp(spec, "P ", 2)
+               ? spec + 2
+               : spec;
+}
+
+/* The frame of spec, with the role its file and name give it (a frame of
+ * a file is made so by symbols.c's resolution, which needs a recording). */
+static uint32_t spec_frame(struct symbols *sy, const char *spec)
+{
+    uint32_t id = symbols__named(sy, spec_name(spec), spec_kind(spec));
+    const char *file = !strncmp(spec, "E ", 2) ? EXTENSION : !strncmp(spec, "P ", 2) ? PRELOAD : NULL;
+    ((struct frame *)symbols__get(sy, id))->own = (uint8_t)ownframes__role(file, spec_name(spec));
+    return id;
 }
 
 static enum frame_kind spec_kind(const char *spec)
@@ -43,7 +65,7 @@ static void expect(enum view view, int native_leaf, const char *const *in, size_
     uint32_t ids[MAXF], out[MAXF];
     CHECK(n <= MAXF);
     for (size_t i = 0; i < n; i++)
-        ids[i] = symbols__named(sy, spec_name(in[i]), spec_kind(in[i]));
+        ids[i] = spec_frame(sy, in[i]);
     struct view_opts vo = {.view = view, .native_leaf = native_leaf};
     size_t m = view__apply(&vo, sy, ids, n, out);
     int same = m == n_want;
@@ -144,6 +166,66 @@ static void launcher_stripped_only_below_the_program(void)
     expect(VIEW_MIXED, 0, files, N(files), want, N(want));
 }
 
+/* pyperfmap's first call of a function: its trampoline made, its perf-map
+ * line written (a system call, the syscalls mode's marker leaf).  Mixed:
+ * one [pyperfmap] frame under the caller, the marker kept; python: the
+ * marker under the caller.  The hook that led there goes either way. */
+static void own_work_is_one_frame(void)
+{
+    const char *const in[] = {
+        "R [syscall pwrite64]", "K ksys_pwrite64", "__libc_pwrite", "E mapfile__add",
+        "E new_trampoline", "E pyperfmap_first_call", "E pyperfmap_first_eval",
+        "_PyEval_EvalFrameDefault", "py::f:/app/a.py", "R python3",
+    };
+    const char *const mixed[] = {"R [syscall pwrite64]", "[pyperfmap]", "py::f:/app/a.py",
+                                 "R python3"};
+    const char *const python[] = {"R [syscall pwrite64]", "py::f:/app/a.py", "R python3"};
+    expect(VIEW_MIXED, 1, in, N(in), mixed, N(mixed));
+    expect(VIEW_PYTHON, 1, in, N(in), python, N(python));
+    expect(VIEW_NATIVE, 1, in, N(in), in, N(in));
+    /* at exit, no Python frame calling: [pyperfmap] is the python view's leaf */
+    const char *const at_exit[] = {"__ftruncate64", "E mapfile__close", "E close_at_exit",
+                                   "Py_FinalizeEx", "R python3"};
+    const char *const exit_want[] = {"[pyperfmap]", "R python3"};
+    expect(VIEW_PYTHON, 1, at_exit, N(at_exit), exit_want, N(exit_want));
+}
+
+/* An allocation's stack ends at the function that allocated, not in the
+ * sampler (Python's allocators) or the interposer (malloc); and the eval
+ * hook is no python-view leaf, its time is the Python frame's. */
+static void samplers_and_hooks_go(void)
+{
+    const char *const py[] = {"E sampled_python_alloc", "E hs_malloc", "PyList_New",
+                              "py::f:/app/a.py", "R python3"};
+    const char *const py_want[] = {"PyList_New", "py::f:/app/a.py", "R python3"};
+    expect(VIEW_MIXED, 1, py, N(py), py_want, N(py_want));
+    expect(VIEW_PYTHON, 1, py, N(py), py_want, N(py_want));
+    const char *const c[] = {"P sampled_native_alloc", "P malloc", "keep_block", "R python3"};
+    const char *const c_want[] = {"keep_block", "R python3"};
+    expect(VIEW_MIXED, 1, c, N(c), c_want, N(c_want));
+    const char *const hook[] = {"E pyperfmap_eval", "[unknown]", "py::f:/app/a.py", "R python3"};
+    const char *const hook_want[] = {"[unknown]", "py::f:/app/a.py", "R python3"};
+    expect(VIEW_PYTHON, 1, hook, N(hook), hook_want, N(hook_want));
+}
+
+/* Whose frame it is comes from its file: a user's function of any name
+ * stays, the interposer's malloc is pyperfmap's and libc's is not. */
+static void roles_by_file_then_symbol(void)
+{
+    CHECK(ownframes__role("/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc") == OWN_NONE);
+    CHECK(ownframes__role(PRELOAD, "malloc") == OWN_PASS);
+    CHECK(ownframes__role("/app/libmine.so", "pyperfmap_eval") == OWN_NONE);
+    CHECK(ownframes__role("/app/_pyperfmap_helpers.so", "new_trampoline") == OWN_NONE);
+    CHECK(ownframes__role(NULL, "sampled_python_alloc") == OWN_NONE);
+    CHECK(ownframes__role(EXTENSION, "new_trampoline") == OWN_WORK);
+    CHECK(ownframes__role("/b/_pyperfmap.so", "mapfile__add") == OWN_WORK);
+    CHECK(ownframes__role(EXTENSION, "pyperfmap_eval.cold") == OWN_PASS);
+    CHECK(ownframes__role(EXTENSION, "Py_DECREF") == OWN_PASS);
+    CHECK(ownframes__role(EXTENSION, NULL) == OWN_PASS);
+    const char *const in[] = {"pyperfmap_eval", "py::f:/app/a.py", "R python3"};
+    expect(VIEW_PYTHON, 1, in, N(in), in, N(in));
+}
+
 /* "g (a.py)" <- hook <- _PyEval_EvalFrameDefault <- "f (a.py)", leaf
  * first: the mixed view must keep only the two Python frames. */
 static void dropped_between_python_frames(const char *hook)
@@ -151,9 +233,11 @@ static void dropped_between_python_frames(const char *hook)
     struct symbols_opts so = {0};
     struct symbols *sy = symbols__new(&so);
     CHECK(sy);
+    char spec[160];
+    snprintf(spec, sizeof(spec), "E %s", hook);
     uint32_t in[] = {
         symbols__named(sy, "py::g:/tmp/a.py", FRAME_PYTHON),
-        symbols__named(sy, hook, FRAME_USER),
+        spec_frame(sy, spec),
         symbols__named(sy, "_PyEval_EvalFrameDefault", FRAME_USER),
         symbols__named(sy, "py::f:/tmp/a.py", FRAME_PYTHON),
     }, out[4];
@@ -173,6 +257,9 @@ int main(int argc, char **argv)
     python_keeps_python_frames_and_leaf();
     gil_wait_folded_when_it_blocks();
     launcher_stripped_only_below_the_program();
+    own_work_is_one_frame();
+    samplers_and_hooks_go();
+    roles_by_file_then_symbol();
     CHECK(argc == 2);
     FILE *f = fopen(argv[1], "r");
     CHECK(f);

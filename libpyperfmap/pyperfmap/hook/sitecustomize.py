@@ -15,6 +15,11 @@ import sys
 
 
 def _start():
+    # pyperf-record's perf ignores hangups (it cannot handle one): the
+    # program it starts takes them as on its own; its children inherit that.
+    if os.environ.pop("PYPERFMAP_SIGHUP_DEFAULT", None):
+        import signal
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if os.environ.get("PYPERFMAP", "") not in ("", "0"):
         try:
             import pyperfmap._autostart  # noqa: F401
