@@ -381,8 +381,11 @@ __attribute__((noinline)) static PyObject *pyperfmap_traced_call(HOOK_PARAMS, vo
 }
 #  define IF_TRACED_CALL(t, with_path) \
     if (MARKERS_TRACED()) return pyperfmap_traced_call(HOOK_ARGS, t, with_path)
+#  include "spans.h"
+#  define SPANS_SWITCH() spans__switch()
 #else
 #  define IF_TRACED_CALL(t, with_path) (void)0
+#  define SPANS_SWITCH() (void)0
 #endif
 
 /* ---- the hooks ---------------------------------------------------------- */
@@ -501,6 +504,8 @@ __attribute__((noinline)) static PyObject *pyperfmap_coroutine_eval(HOOK_PARAMS,
                                                                      int with_path)
 {
     PyObject *gen = FRAME_GEN(frame);
+    if (!throwflag)
+        SPANS_SWITCH();     /* the task's own current span, from now on */
     /* Into the record, not a local: then the calls below are tail calls. */
     int n = gen && !throwflag ? tasks__frames(gen, &pending_tasks.next) : 0;
     if (n == 0)

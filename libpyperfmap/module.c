@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "heapsample.h"
 #include "mapfile.h"
+#include "spans.h"
 #include "trampoline.h"
 #ifdef PYPERFMAP_USDT
 #  include "markers.h"
@@ -301,6 +302,7 @@ static PyMethodDef methods[] = {
     {"is_enabled", py_is_enabled, METH_NOARGS, "is_enabled() -> bool"},
     {"map_path", py_map_path, METH_NOARGS, "map_path() -> str or None\n\nThis process's perf map."},
     HEAPSAMPLE_METHOD,
+    SPANOBJ_METHODS
     {"_set_noop_hook", py_set_noop_hook, METH_O,
      "Install a PEP 523 hook that only calls the default evaluator (benchmark floor)."},
     {"_task_frames", py_task_frames, METH_O,
@@ -313,6 +315,7 @@ static PyMethodDef methods[] = {
      "_markers() -> dict\n\nEach standard marker's semaphore: how many tracers have it (for tests)."},
     {"_markers_always", markers__set_always, METH_O,
      "_markers_always(on)\n\nFire every standard marker as if traced (PYPERFMAP_MARKERS=always)."},
+    SPANS_METHODS
 #endif
     {NULL, NULL, 0, NULL},
 };
@@ -336,7 +339,8 @@ PyMODINIT_FUNC PyInit__pyperfmap(void)
     no_slot = evalhook__init() != 0;
     if (PyModule_AddIntConstant(m, "TRAMPOLINE_SIZE", PYPERFMAP_TRAMPOLINE_SIZE) != 0
         || PyModule_AddIntConstant(m, "ARENA_SIZE", PYPERFMAP_ARENA_SIZE) != 0
-        || PyModule_AddStringConstant(m, "ARENA_SYMBOL", PYPERFMAP_ARENA_SYMBOL) != 0) {
+        || PyModule_AddStringConstant(m, "ARENA_SYMBOL", PYPERFMAP_ARENA_SYMBOL) != 0
+        || spans__add_type(m) != 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -43,6 +43,7 @@ struct run {
     size_t cap_pframe;
     u32 root_first[LIVE_ROOM(STACK_MAX + 2)];   /* room for --format live's views */
     const char *event;          /* the event being folded, once known */
+    struct spantab *spantab;    /* pyperfmap.span's spans, or NULL */
     uint64_t samples, frames, unknown;
     uint64_t *per_attr;         /* the samples folded, by perf_reader__attr index */
     size_t cap_per_attr;
@@ -566,6 +567,11 @@ static int start_mode(struct run *x, const char *first)
     modes__set_at(&x->m, (enum at_kind)o->at, o->at_ns);
     for (size_t i = 0; i < x->n_execs; i++)
         modes__exec(&x->m, x->execs[i]);
+    if (x->spantab) {
+        struct span_opts so = o->spans;
+        so.off |= o->view.view == VIEW_NATIVE;     /* [span] frames are Python's */
+        x->m.span_put = span_put__new(x->spantab, &so, x->p);
+    }
     if (!x->event)
         x->event = xstrdup(first);
     if (x->m.calls) {
@@ -643,7 +649,9 @@ static int read_all(struct run *x)
 {
     struct pd_event ev;
     int k, err;
-    while ((k = next(x, &ev)) > 0 && ev.type != PD_SAMPLE)
+    /* a span probe is no sample of the profile's: it does not choose the event */
+    while ((k = next(x, &ev)) > 0 &&
+           (ev.type != PD_SAMPLE || spantab__is_probe(ev.u.sample.attr->name)))
         state_event(x, &ev);
     if (k > 0 && (err = start_mode(x, ev.u.sample.attr->name)) < 0)
         return err;
@@ -703,6 +711,8 @@ static void report(const struct run *x)
                " calls whose return was lost, %" PRIu64 " still open when their thread or the"
                " recording ended", cs->unmatched, cs->lost, cs->unfinished);
     }
+    if (x->spantab)
+        spantab__report(x->spantab, x->shown);
     if (o->verbose && x->m.unpaired)
         warnx_("%" PRIu64 " spans without their closing event (lost, or still open at the end)",
                x->m.unpaired);
@@ -737,6 +747,7 @@ static void run_delete(struct run *x)
     unwind_dwarf__delete(x->ud);
     fpcheck__exit(&x->fc);
     modes__exit(&x->m);
+    spantab__delete(x->spantab);
     profile__delete(x->p);
     free(x->pframe);
     free(x->per_attr);
@@ -760,6 +771,8 @@ int pipeline__run(const char *path, const struct pipeline_opts *o, struct profil
     x->first_time = UINT64_MAX;
     fpcheck__init(&x->fc);
     int ret = open_input(x, path);
+    if (ret == 0 && (ret = spantab__read(path, x->shown, &x->spantab)) == 0 && x->spantab)
+        ret = spantab__select(x->spantab, &o->spans, x->shown);
     if (ret == 0)
         ret = read_all(x);
     if (ret == 0) {

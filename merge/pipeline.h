@@ -11,6 +11,7 @@
 #include "calls.h"
 #include "live.h"
 #include "profile.h"
+#include "pyspans.h"
 #include "views.h"
 
 #include <stdio.h>
@@ -33,6 +34,7 @@ struct pipeline_opts {
     const char *kallsyms;
     const char *map_dir;
     struct calls_filter filter; /* calls recordings only */
+    struct span_opts spans;     /* pyperfmap.span's spans (pyspans.h) */
     struct live *live;          /* --format live: snapshots while reading (live.h) */
 };
 

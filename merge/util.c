@@ -16,6 +16,8 @@ void util__on_oom(void (*handler)(void))
     oom_handler = handler;
 }
 
+static int muted;              /* warn_mute */
+
 /* Several threads can run out at once: the handler runs in the first
  * only (one message, and no exit() racing another exit(), which is
  * undefined); the others wait for it to end the process. */
@@ -25,6 +27,7 @@ void util__out_of_memory(void)
     if (atomic_flag_test_and_set(&running))
         for (;;)
             pause();
+    muted = 0;                  /* the one line a dying pymerge says */
     if (oom_handler)
         oom_handler();
     abort();    /* a handler must not return: nothing below can go on */
@@ -106,9 +109,16 @@ u64 hash_bytes(const void *p, size_t n)
     return hash_u64(h);
 }
 
+void warn_mute(int on)
+{
+    muted = on;
+}
+
 void warnx_(const char *fmt, ...)
 {
     va_list ap;
+    if (muted)
+        return;
     fputs("pymerge: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

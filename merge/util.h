@@ -68,6 +68,9 @@ static inline u64 hash_u64(u64 x)
 u64 hash_bytes(const void *p, size_t n);
 
 /* "pymerge: " + message + newline on stderr. */
+/* While on, warnx_ says nothing: for a second reading of an input whose
+ * problems the first (or the main) reading says. */
+void warn_mute(int on);
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a message written in pieces (a list): fprintf them to the
  * FILE warn_begin returns, and warn_end prints it through warnx_. */

@@ -15,8 +15,11 @@ import contextlib
 import os
 
 from . import _pyperfmap
+from ._spans import current_span, span
+from ._web import asgi_middleware, wsgi_middleware
 
-__all__ = ["enable", "disable", "is_enabled", "map_path", "enabled", "sample_allocations"]
+__all__ = ["enable", "disable", "is_enabled", "map_path", "enabled", "sample_allocations", "span",
+           "current_span", "wsgi_middleware", "asgi_middleware"]
 
 #: Where the map goes: perf reads /tmp; pymerge can read any folder (--map-dir).
 MAP_DIR_ENV = "PYPERFMAP_MAP_DIR"

@@ -1,12 +1,14 @@
 /* main.c - pymerge's command line: which input, which writer, and the
  * exit status (decided here only).  Inputs load in input.c, formats are in
  * writer.c's table, comparisons in diff.c, sums of profiles in merge.c. */
+#include "byspan.h"
 #include "diff.h"
 #include "events.h"
 #include "input.h"
 #include "merge.h"
 #include "modes.h"
 #include "util.h"
+#include "spanrows.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
     "usage: pymerge [options] [FILE]\n"
@@ -89,6 +92,17 @@ static const char usage[] =
     "  --inside REGEX        calls: keep only the calls made inside a call that\n"
     "                          matches (that call included)\n"
     "                          pymerge --inside '^clone ' --format trace rec/perf.data\n"
+    "  --no-spans            no [span NAME] frames for pyperfmap.span's spans\n"
+    "                          (docs/spans.md); they are at the root of every sample\n"
+    "                          taken inside a span, outermost first (python, mixed views)\n"
+    "  --span REGEX          keep only the samples inside a span whose name matches\n"
+    "                          pymerge --span '^GET /checkout' --format svg rec/perf.data\n"
+    "  --slowest P           keep only the samples inside spans slower than the P-th\n"
+    "                          percentile of their own name: tail-latency profiles\n"
+    "                          pymerge --slowest 90 --span '^GET ' rec/perf.data\n"
+    "  --by-span DIR         one profile per span name into DIR, in the --format,\n"
+    "                          each file named after its span (CI artifacts)\n"
+    "                          pymerge --by-span per-test --format svg rec/perf.data\n"
     "  --at end|peak|SECONDS leaks: count live bytes at the end of the program's own\n"
     "                          code, before finalization frees its globals (default;\n"
     "                          the end of the recording for a process that never got\n"
@@ -124,6 +138,9 @@ static const char usage[] =
     "                          and total of the weight (--top N rows, default 20)\n"
     "                        growth: a leaks recording's live bytes over time, a\n"
     "                          line per stack (the top 8 at the end), as SVG\n"
+    "                        spans: one row per span name: count, total and mean\n"
+    "                          wall time, p50, p90, p99, max, CPU and off-CPU time\n"
+    "                          inside\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --interval S          live: seconds of samples between two snapshots\n"
     "                          (default 1)\n"
@@ -190,6 +207,7 @@ struct cli {
     struct merge_input *in;         /* merge: inputs in order, each with its --label */
     size_t n_in;
     const char *label;              /* merge: the --label for the next input */
+    const char *by_span;            /* --by-span DIR, or NULL */
 };
 
 static FILE *open_output(const char *path)
@@ -313,6 +331,58 @@ static int run_convert(struct cli *c, const char *path)
     return write_profile(c, p, path, path);
 }
 
+/* The names of the spans in path, from one reading: how many (0 after
+ * saying there are none, or that path could not be read). */
+static size_t span_names(struct cli *c, const char *path, char ***names)
+{
+    struct profile *p;
+    if (input__load(&p, path, c->input, &c->o) < 0)
+        return 0;
+    const struct span_rows *r = profile__span_rows(p);
+    size_t n = r ? r->n : 0;
+    *names = xcalloc(n + 1, sizeof(**names));
+    for (size_t i = 0; i < n; i++)
+        (*names)[i] = xstrdup(r->rows[i].name);
+    if (!n)
+        warnx_("%s: no spans to write a profile of (pyperfmap.span: docs/spans.md)", path);
+    profile__delete(p);
+    return n;
+}
+
+/* --by-span DIR: one profile per span name, each its own reading; a span
+ * with no samples inside has no file. */
+static int run_by_span(struct cli *c, const char *path)
+{
+    char **names = NULL;
+    c->o.keep_time = c->writer->keep_time;
+    size_t n = span_names(c, path, &names);
+    int ret = n ? 0 : 2;
+    if (n && mkdir(c->by_span, 0777) < 0 && errno != EEXIST) {
+        warnx_("%s: %s", c->by_span, strerror(errno));
+        ret = 2;
+    }
+    for (size_t i = 0; i < n && !ret; i++) {
+        struct profile *p;
+        char *pattern = byspan__pattern(names[i]);
+        c->o.spans.pattern = pattern;
+        if (input__load(&p, path, c->input, &c->o) < 0)
+            ret = 2;
+        else if (!writer__has_stacks(p))
+            profile__delete(p);
+        else {
+            c->output = byspan__path(c->by_span, (const char *const *)names, i, c->writer->name);
+            ret = write_profile(c, p, path, names[i]);
+            free((char *)c->output);
+            c->output = NULL;
+        }
+        free(pattern);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return ret;
+}
+
 /* Many inputs summed, one writer. */
 static int run_merge(struct cli *c)
 {
@@ -405,6 +475,28 @@ static int set_weight(struct cli *c, const char *arg, int k) { (void)k; c->o.wei
 static int set_kallsyms(struct cli *c, const char *arg, int k) { (void)k; c->o.kallsyms = arg; return 0; }
 static int set_map_dir(struct cli *c, const char *arg, int k) { (void)k; c->o.map_dir = arg; return 0; }
 static int set_title(struct cli *c, const char *arg, int k) { (void)k; c->w.svg.title = arg; return 0; }
+static int set_no_spans(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.spans.off = 1; return 0; }
+static int set_by_span(struct cli *c, const char *arg, int k) { (void)k; c->by_span = arg; return 0; }
+
+/* --span: checked here, compiled where the spans are read (pyspans.c). */
+static int set_span(struct cli *c, const char *arg, int k)
+{
+    regex_t re;
+    (void)k;
+    if (c->o.spans.pattern || regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) != 0)
+        return -EINVAL;
+    regfree(&re);
+    c->o.spans.pattern = arg;
+    return 0;
+}
+
+static int set_slowest(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->o.spans.slowest = strtod(arg, &end);
+    return whole(arg, end) && c->o.spans.slowest >= 0 && c->o.spans.slowest < 100 ? 0 : -EINVAL;
+}
 
 static int set_pid(struct cli *c, const char *arg, int k)
 {
@@ -588,6 +680,10 @@ static const struct opt opts[] = {
     {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
     {"only", 0, CMD_ANY, REGEX, NULL, set_only},
     {"inside", 0, CMD_ANY, REGEX, NULL, set_inside},
+    {"no-spans", 0, CMD_ANY, NULL, NULL, set_no_spans},
+    {"span", 0, CMD_ANY, REGEX, NULL, set_span},
+    {"slowest", 0, CMD_ANY, "a percentile, 0 or more and under 100", NULL, set_slowest},
+    {"by-span", 0, CMD_FOLD, "a folder", NULL, set_by_span},
     {"label", 0, CMD_MERGE, "KEY=VALUE, without ',' ';' or a second '=', once before each input",
      NULL, set_label},
     {"label-frames", 0, CMD_MERGE, NULL, NULL, set_label_frames},
@@ -758,6 +854,11 @@ static int run(struct cli *c, int argc, char **argv)
     }
     if (c->list_events)
         return run_events(c, path);
+    if (c->by_span) {
+        if (c->output || c->o.spans.pattern)
+            return usage_error("--by-span: writes a file per span into its folder, without -o or --span");
+        return run_by_span(c, path);
+    }
     return run_convert(c, path);
 }
 
@@ -772,7 +873,7 @@ int main(int argc, char **argv)
         argc--, argv++;
     struct cli c = {
         .cmd = cmd,
-        .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM},
+        .o = {.view = {VIEW_MIXED, 1}, .root = ROOT_COMM, .spans = {.slowest = -1}},
         .writer = writer__find(cmd == CMD_DIFF ? "svg" : "folded"),
         .input = INPUT_AUTO,
         .top = 20,

@@ -2,6 +2,7 @@
 #include "profile.h"
 #include "idmap.h"
 #include "intern.h"
+#include "spanrows.h"
 #include "util.h"
 
 #include <errno.h>
@@ -33,6 +34,7 @@ struct profile {
     const char *program;        /* interned, or NULL */
     u64 lost;                   /* records lost while recording */
     int var_type;               /* profile__variance_type */
+    struct span_rows *span_rows;
 };
 
 struct profile *profile__new(int keep_time)
@@ -62,6 +64,7 @@ void profile__delete(struct profile *p)
     idmap__exit(&p->sample_by_key);
     idmap__exit(&p->build_ids);
     free(p->timed);
+    span_rows__delete(p->span_rows);
     free(p);
 }
 
@@ -328,6 +331,27 @@ const struct ptimed *profile__timed(const struct profile *p, size_t *n)
 {
     *n = p->n_timed;
     return p->timed;
+}
+
+void profile__set_span_rows(struct profile *p, struct span_rows *rows)
+{
+    span_rows__delete(p->span_rows);
+    p->span_rows = rows;
+}
+
+const struct span_rows *profile__span_rows(const struct profile *p)
+{
+    return p->span_rows;
+}
+
+void span_rows__delete(struct span_rows *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->rows[i].name);
+    free(r->rows);
+    free(r);
 }
 
 void profile__set_build_id(struct profile *p, const char *path, const char *hex)

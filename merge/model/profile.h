@@ -142,6 +142,12 @@ uint64_t profile__duration_ns(const struct profile *p);
 /* The build id (lowercase hex) of the DSO at path, the file of native
  * frames; the first one set for a path stays.  profile__build_id takes a
  * frame's file and returns NULL when no build id is known. */
+/* The spans' summary (spanrows.h), owned by the profile from now on;
+ * NULL until a recording with spans sets it. */
+struct span_rows;
+void profile__set_span_rows(struct profile *p, struct span_rows *rows);
+const struct span_rows *profile__span_rows(const struct profile *p);
+
 void profile__set_build_id(struct profile *p, const char *path, const char *hex);
 const char *profile__build_id(const struct profile *p, const char *file);
 

@@ -220,6 +220,7 @@ void modes__exit(struct modes *m)
     calls__delete(m->calls);
     idmap__exit(&m->finalized);
     leaks__delete(m->leaks);
+    span_put__delete(m->span_put);
     free(m->af);
     free(m->f_key);
     free(m->f_kind);
@@ -306,6 +307,12 @@ void modes__values(struct modes *m, const struct pd_sample *s, uint64_t *v)
 void modes__put(void *modes, const struct pentry *e)
 {
     struct modes *m = modes;
+    struct pentry in;
+    if (m->span_put) {
+        if (!span_put__entry(m->span_put, m->p, e, &in))
+            return;
+        e = &in;
+    }
     profile__add_values(m->p, e->thread, e->stack, e->v);
     if (e->timed)
         profile__add_timed(m->p, e->thread, e->stack, e->begin, e->end,
@@ -343,4 +350,6 @@ void modes__finish(struct modes *m)
 {
     if (m->ops && m->ops->finish)     /* NULL: no sample came, no mode was set up */
         m->ops->finish(m);
+    if (m->span_put)
+        span_put__finish(m->span_put, m->p);
 }

@@ -44,6 +44,7 @@
 #include "pentry.h"
 #include "perfdata.h"
 #include "profile.h"
+#include "pyspans.h"
 #include "tracedata.h"
 
 #include <stddef.h>
@@ -98,6 +99,7 @@ struct modes {
     const struct perf_reader *r;    /* the input: what it lost */
     const struct pd_attr *sel;  /* the selected (or first) event, or NULL */
     const char *weight;         /* --weight, or NULL */
+    struct span_put *span_put;  /* pyperfmap.span's spans, or NULL (pyspans.h) */
 };
 
 /*

@@ -5,6 +5,7 @@
 #include "out_growth.h"
 #include "out_growthplot.h"
 #include "out_pprof.h"
+#include "out_spans.h"
 #include "out_speedscope.h"
 #include "out_table.h"
 #include "out_trace.h"
@@ -65,6 +66,12 @@ static int live(FILE *f, const struct profile *p, const struct write_opts *o)
     return live__write(f, p, o->live);
 }
 
+static int spans(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    (void)o;
+    return out_spans__write(f, p);
+}
+
 static const struct writer writers[] = {
     {"folded", 0, folded},
     {"svg", 0, svg},
@@ -74,6 +81,7 @@ static const struct writer writers[] = {
     {"table", 0, table},
     {"growth", 0, growth},
     {"live", 0, live},
+    {"spans", 0, spans},
 };
 
 const struct writer *writer__find(const char *name)

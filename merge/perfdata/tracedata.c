@@ -251,6 +251,35 @@ int tracedata__field(struct tracedata *td, uint64_t id, const char *name, struct
     return 0;
 }
 
+int tracedata__string_field(struct tracedata *td, uint64_t id, const char *name,
+                            struct td_field *out)
+{
+    struct tep_event *ev = event_of(td, id);
+    struct tep_format_field *f = ev ? tep_find_field(ev, name) : NULL;
+    if (!f)
+        return -ENOENT;
+    if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4 || f->offset < 0)
+        return -EINVAL;
+    *out = (struct td_field){(u32)f->offset, 4, 0, td->big_endian};
+    return 0;
+}
+
+int td_field__read_string(const struct td_field *f, const void *raw, size_t size,
+                          const char **s, size_t *len)
+{
+    u64 loc;
+    if (td_field__read(f, raw, size, &loc) < 0)
+        return -EINVAL;
+    size_t at = loc & 0xffff, n = (loc >> 16) & 0xffff;
+    if (at > size || n > size - at)
+        return -EINVAL;
+    *s = (const char *)raw + at;
+    while (n && (*s)[n - 1] == '\0')      /* the kernel counts the terminator */
+        n--;
+    *len = n;
+    return 0;
+}
+
 int tracedata__field_info(struct tracedata *td, uint64_t id, size_t i, struct td_field_info *fi)
 {
     struct tep_event *ev = event_of(td, id);

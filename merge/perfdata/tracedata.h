@@ -42,6 +42,16 @@ const char *tracedata__event_name(struct tracedata *td, uint64_t id);
  * or -EINVAL (not a number: an array, a string). */
 int tracedata__field(struct tracedata *td, uint64_t id, const char *name, struct td_field *f);
 
+/* The string field name of event id (__data_loc char[], as a uprobe's
+ * ":string" fetch makes): 0, -ENOENT, or -EINVAL (not such a string). */
+int tracedata__string_field(struct tracedata *td, uint64_t id, const char *name,
+                            struct td_field *f);
+
+/* The string f locates in raw[0..size), without its terminator, into
+ * *s, *len (not NUL-terminated): 0, or -EINVAL when it lies outside. */
+int td_field__read_string(const struct td_field *f, const void *raw, size_t size,
+                          const char **s, size_t *len);
+
 /* The i-th field of event id: 0, or -ENOENT past the last. */
 int tracedata__field_info(struct tracedata *td, uint64_t id, size_t i, struct td_field_info *fi);
 

@@ -219,8 +219,17 @@ class StaticProbes(AllocProbes):
                 last = (regs.strip().splitlines() or ["nothing"])[-1] if where is None else "its arguments differ"
                 raise RecordError("%s has no static probe %s (a build without systemtap-sdt-dev's"
                                   " sys/sdt.h, or -Dusdt=disabled; perf probe said: %s)" % (path, sdt, last))
-            fields = "".join(" %s=%s" % (a, reg.split("=", 1)[1]) for a, reg in zip(args, regs) if a)
+            fields = "".join(" %s=%s" % (a.split(":")[0], fetch(a, reg.split("=", 1)[1]))
+                             for a, reg in zip(args, regs) if a)
             self.write(event, "p:%s/%s %s%s" % (self.group, event, where, fields))
+
+
+def fetch(arg, reg):
+    """perf's fetch of an argument (%r14:u64); an argument named NAME:string
+    is a C string it points to."""
+    if arg.endswith(":string"):
+        return "+0(%s):string" % reg.split(":")[0]
+    return reg
 
 
 def call_probes(perf, ext):
@@ -228,6 +237,18 @@ def call_probes(perf, ext):
     beside CPython's standard function markers, with the trampoline's
     address."""
     return StaticProbes(perf, [(ext, sdt, event, args) for sdt, event, args in CALL_PROBES])
+
+
+# pyperfmap.span's probes (libpyperfmap/spans.h): the event each becomes
+# and its arguments, as pymerge reads them (merge/modes/spans.c).
+SPAN_PROBES = (("pyperfmap:span__enter", "span__enter", ("id", "parent", "name:string", "labels:string")),
+               ("pyperfmap:span__exit", "span__exit", ("id", "parent", "labels:string")),
+               ("pyperfmap:span__switch", "span__switch", ("id",)))
+
+
+def span_probes(perf, ext):
+    """pyperfmap.span's enter and exit probes in extension ext."""
+    return StaticProbes(perf, [(ext, sdt, event, args) for sdt, event, args in SPAN_PROBES])
 
 
 def sampled_probes(perf, ext, preload, frees):

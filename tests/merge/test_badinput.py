@@ -258,7 +258,7 @@ class UsageTest(unittest.TestCase):
                    'alloc or leaks')
         self.check(['--input', 'json', FP], '--input json', 'perf, folded or pprof')
         self.check(['--format', 'png', FP], '--format png', 'folded, svg, speedscope, pprof, '
-                   'trace, table, growth or live')
+                   'trace, table, growth, live or spans')
         self.check(['--width', '5', FP], '--width 5', 'from 100 to 100000')
         self.check(['--interval', '0', FP], '--interval 0', 'from 0.01 to 3600')
         self.check(['--only', '(', FP], '--only (', 'extended regular expression')
