@@ -271,9 +271,11 @@ class Attach(unittest.TestCase):
         for argv, want in (([python, sleeper], ("slept True\n", "")), ([python, numeric], expected)):
             with self.subTest(program=os.path.basename(argv[1])):
                 t = self.start(argv)
-                self.record(t.pid, os.path.join(self.dir, "unharmed"), duration="1")
+                r = run([RECORD, "-o", os.path.join(self.dir, "unharmed"), "-p", str(t.pid), "--duration", "1"])
                 self.assertIsNone(t.proc.poll(), "the program died")
-                self.assertEqual(t.finish(), want)
+                self.assertEqual(t.finish(), want)  # first: a failed attach may have harmed it
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("pyperf-record: enabled pyperfmap in PID %d" % t.pid, r.stderr)
 
     def test_main_thread_never_at_a_safe_point(self):
         """A main thread blocked in C for the whole recording: one line
