@@ -123,7 +123,7 @@ class Stopped:
             if done(status):
                 return
             sig = os.WSTOPSIG(status)
-            if status >> 16 or sig == signal.SIGSEGV:
+            if status >> 16:
                 raise Failed("PID %d stopped unexpectedly (%s)" % (self.pid, signal.Signals(sig).name))
             self.signals.append(sig)
             self.cont()
