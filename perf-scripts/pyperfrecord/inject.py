@@ -62,11 +62,13 @@ def symbols(pid, wanted):
         maps = [line.split(None, 5) for line in f.read().splitlines()]
     maps = [m for m in maps if len(m) == 6 and m[5].startswith("/")]
     exe = os.readlink("/proc/%d/exe" % pid)
-    found = {}
+    found, read = {}, {}
     for name, where in wanted.items():
         for path in sorted({m[5] for m in maps if re.search(where, m[5]) or m[5] == exe},
                            key=lambda p: p == exe):
-            off = function_offsets("/proc/%d/root%s" % (pid, path), {name}).get(name)
+            if path not in read:
+                read[path] = function_offsets("/proc/%d/root%s" % (pid, path), set(wanted))
+            off = read[path].get(name)
             for m in maps if off is not None else ():
                 start, end = (int(x, 16) for x in m[0].split("-"))
                 if m[5] == path and int(m[2], 16) <= off < int(m[2], 16) + end - start:
