@@ -1,10 +1,11 @@
 """Attaching to a running CPython that was started without pyperfmap:
 pyperf-record -p PID enables pyperfmap inside it at a
-safe point (gdb queues a pending call), records, and turns it off again.
+safe point (ptrace queues a pending call; gdb off x86-64), records, and
+turns it off again.
 
 Run by /usr/bin/python3 (meson test suite "attach") with PYPERF_SCRIPTS,
 PYPERFMAP_PATH (the build's importable package folder), TEST_PYTHONS (the
-CPythons to attach to) and pymerge on PATH.  Needs gdb.  Every target is
+CPythons to attach to) and pymerge on PATH.  Needs gdb off x86-64.  Every target is
 killed (SIGKILL) when its test ends, whatever happened.
 """
 import os
