@@ -1,10 +1,11 @@
 """Attaching to a running CPython that was started without pyperfmap:
 pyperf-record -p PID enables pyperfmap inside it at a
-safe point (gdb queues a pending call), records, and turns it off again.
+safe point (ptrace queues a pending call; gdb off x86-64), records, and
+turns it off again.
 
 Run by /usr/bin/python3 (meson test suite "attach") with PYPERF_SCRIPTS,
 PYPERFMAP_PATH (the build's importable package folder), TEST_PYTHONS (the
-CPythons to attach to) and pymerge on PATH.  Needs gdb.  Every target is
+CPythons to attach to) and pymerge on PATH.  Needs gdb off x86-64.  Every target is
 killed (SIGKILL) when its test ends, whatever happened.
 """
 import os
@@ -231,6 +232,52 @@ class Attach(unittest.TestCase):
               " max %s s" % (sorted(times)[9], max(times), sorted(on, key=float)[10], max(on, key=float),
                             sorted(off, key=float)[10], max(off, key=float)))
 
+    def test_target_unharmed(self):
+        """Attaching and detaching leave the program's state as it was: a
+        main thread stopped in time.sleep sleeps its whole time without an
+        error (no leaked ERESTART* errno, the system call restarted), and
+        one computing floats in a loop gets the same checksum each round
+        and the same as without attaching (vector registers and MXCSR put
+        back)."""
+        python = PYTHONS[-1]
+        sleeper = self.script("sleeper.py", """
+            import sys, threading, time
+            stop = threading.Event()
+            threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+            print("ready", flush=True)
+            started = time.monotonic()
+            time.sleep(4)
+            print("slept", time.monotonic() - started >= 4)
+            while not stop.is_set():
+                sum(range(1000))
+            """)
+        numeric = self.script("numeric.py", """
+            import math, sys, threading
+            def one_round():
+                acc = 0.0
+                for i in range(1, 3000):
+                    acc += math.sqrt(i) * math.sin(i * 0.001) / (i + 0.5)
+                return acc
+            first = one_round()
+            stop = threading.Event()
+            threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+            print("ready", flush=True)
+            wrong = 0
+            while not stop.is_set():
+                wrong += one_round() != first
+            print("checksum", repr(first), "wrong rounds", wrong)
+            """)
+        expected = self.unattached_output([python, numeric])
+        self.assertIn("wrong rounds 0\n", expected[0])
+        for argv, want in (([python, sleeper], ("slept True\n", "")), ([python, numeric], expected)):
+            with self.subTest(program=os.path.basename(argv[1])):
+                t = self.start(argv)
+                r = run([RECORD, "-o", os.path.join(self.dir, "unharmed"), "-p", str(t.pid), "--duration", "1"])
+                self.assertIsNone(t.proc.poll(), "the program died")
+                self.assertEqual(t.finish(), want)  # first: a failed attach may have harmed it
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("pyperf-record: enabled pyperfmap in PID %d" % t.pid, r.stderr)
+
     def test_main_thread_never_at_a_safe_point(self):
         """A main thread blocked in C for the whole recording: one line
         each way, the recording is made, and nothing hangs."""
@@ -261,12 +308,17 @@ class Attach(unittest.TestCase):
                                env=dict(os.environ, PYTHONPATH=PYPATH), stderr=subprocess.PIPE,
                                universal_newlines=True, start_new_session=True)
         try:
-            # gdb at work, or waiting for the safe point (10 s): either way inside on()
+            # gdb at work, or the page of code in the process (its maps
+            # change) and waiting for the safe point (10 s): either way
+            # inside on()
             children = "/proc/%d/task/%d/children" % (rec.pid, rec.pid)
+            maps = "/proc/%d/maps" % t.pid
+            with open(maps) as f:
+                before = f.read()
             deadline = time.monotonic() + TIMEOUT
             while rec.poll() is None and time.monotonic() < deadline:
-                with open(children) as f:
-                    if f.read().split():
+                with open(children) as f, open(maps) as g:
+                    if f.read().split() or g.read() != before:
                         break
                 time.sleep(0.01)
             rec.send_signal(signal.SIGINT)

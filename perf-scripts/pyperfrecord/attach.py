@@ -1,9 +1,10 @@
 """pyperfmap switched on in a running CPython, and off again: code run at
-a safe point of its main thread, queued through gdb (3.8-3.13) or
-sys.remote_exec (3.14+)."""
+a safe point of its main thread, queued through ptrace (inject.py, on
+x86-64) or gdb (3.8-3.13), or sys.remote_exec (3.14+)."""
 import atexit
 import glob
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import time
 from pyperfrecord import PROG, RecordError, warn
 from pyperfrecord.command import PYTHON_NAME, pyperfmap_package
 from pyperfrecord.procs import own_map
+from pyperfrecord import inject as ptrace_inject
 from pyperfrecord import signals
 
 
@@ -201,18 +203,13 @@ class Attach:
                           " 'PATHS': %r, 'SAMPLE': %r})\nexcept BaseException:\n pass\n"
                           % (body, lib, os.path.join(inside, what), paths, sample))
         self.code, self.inside = code, inside
-        self.page = 0  # where "off" waits in the process (gdb path)
+        self.page = 0  # where "off" waits in the process (ptrace and gdb)
         self.queued = set()  # what inject() has queued in the process
 
     def inject(self, what):
         """Queues code[what] as a pending call; returns a problem or None."""
         if self.version >= (3, 14):
             return self.remote_exec(what)
-        gdb = shutil.which("gdb")
-        if not gdb:
-            raise CannotAttach("gdb is not installed, and attaching to a process started without"
-                               " pyperfmap needs it (Debian: apt-get install gdb); or start the"
-                               " program with PYPERFMAP=1")
         if what == "on":
             # Both texts go into one page now: "off" is then one call, no mmap.
             text = self.code["on"].encode().ljust(2048, b"\0")
@@ -222,6 +219,32 @@ class Attach:
             text, page = text + off, 0
         else:
             text, page = b"", self.page + 2048
+        if platform.machine() == "x86_64":
+            return self.queue_by_ptrace(what, page, text)
+        return self.queue_by_gdb(what, page, text)
+
+    def queue_by_ptrace(self, what, page, text):
+        try:
+            page = ptrace_inject.pending_call(self.pid, page, text)
+        except PermissionError:
+            raise CannotAttach(ptrace_denied(self.pid))
+        except LookupError:
+            raise RecordError("PID %d (%s) is not a CPython process (no Py_AddPendingCall in it)"
+                              % (self.pid, os.path.realpath("/proc/%d/exe" % self.pid)))
+        except (ptrace_inject.Failed, OSError) as e:
+            if not os.path.exists("/proc/%d" % self.pid):
+                raise RecordError("PID %d exited" % self.pid)
+            return str(e)
+        self.page = self.page or page
+        self.queued.add(what)
+        return None
+
+    def queue_by_gdb(self, what, page, text):
+        gdb = shutil.which("gdb")
+        if not gdb:
+            raise CannotAttach("gdb is not installed, and attaching to a process started without"
+                               " pyperfmap needs it (Debian: apt-get install gdb); or start the"
+                               " program with PYPERFMAP=1")
         script = os.path.join(self.dir, "gdb-%s.py" % what)
         with open(script, "w") as f:
             f.write(GDB_SCRIPT.replace("PID, PAGE, TEXT", "%d, %d, %r" % (self.pid, page, text)))
@@ -292,9 +315,9 @@ class Attach:
 
     def on(self):
         """Enables pyperfmap; returns whether it was enabled already.  A
-        Ctrl-C, SIGTERM or SIGHUP meanwhile waits (signals.hold()) until gdb
-        is done (stopping it during its call in the process could break the
-        process); then pyperfmap goes off again, and pyperf-record ends."""
+        Ctrl-C, SIGTERM or SIGHUP meanwhile waits (signals.hold()) until the
+        injection is done (stopping it during its call in the process could
+        break the process); then pyperfmap goes off again, and pyperf-record ends."""
         before = self.enable()
         if signals.first():
             self.off()
