@@ -250,7 +250,9 @@ class Lost(Scratch):
         self.perf_lost = sum(map(int, re.findall(r"PERF_RECORD_LOST_SAMPLES: .*lost samples :(\d+)", dump)))
         kernel = sum(map(int, re.findall(r"PERF_RECORD_LOST: .* lost:(\d+)", dump)))
         self.assertGreater(self.perf_lost, 100)
-        self.assertGreater(kernel, self.perf_lost // 2)
+        # (both are there, so adding them would count the losses twice;
+        # how many of the kernel's were written depends on the machine)
+        self.assertGreater(kernel, 0)
         self.assertLessEqual(kernel, self.perf_lost)
 
     def out(self, *args):
