@@ -10,19 +10,19 @@ and the modes copied whole stacks at each switch.  Run by /usr/bin/python3
 (meson suite "servers") with PYPERF_SCRIPTS, PYMERGE and PYPERFMAP_PATH
 set; Debian's python3 runs the programs.
 """
-import http.client
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
-import threading
-import time
+import sys
 import unittest
 from collections import Counter
 
-from harness import PYMERGE, RECORD, Scratch, child_env, output, program, run
+from harness import HERE, PYMERGE, RECORD, Scratch, child_env, output, program, run
+
+sys.path.insert(0, os.path.join(HERE, "programs"))
+from unix_http import answers, load  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 
@@ -141,36 +141,6 @@ class NamedWaits(Scratch):
         self.assertNotIn("[off-cpu: lock]", mixed)
 
 
-APP = '''import hashlib
-def render(n):
-    return "".join("<li>%d</li>" % i for i in range(n))
-def app(environ, start_response):
-    body = (render(200) + hashlib.sha256(b"x" * 4096).hexdigest()).encode()
-    start_response("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))])
-    return [body]
-'''
-
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=10)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(10)
-        self.sock.connect(self.path)
-
-
-def get(path):
-    c = UnixHTTP(path)
-    try:
-        c.request("GET", "/")
-        return c.getresponse().read()
-    finally:
-        c.close()
-
-
 @unittest.skipUnless(subprocess.run([PYTHON, "-c", "import gunicorn"], stderr=subprocess.DEVNULL).returncode == 0,
                      "needs gunicorn for %s (Debian: python3-gunicorn)" % PYTHON)
 class Gunicorn(Scratch):
@@ -180,28 +150,9 @@ class Gunicorn(Scratch):
         """Requests from `clients` threads for `seconds` once the server
         answers; the number served."""
         sock = self.path("sock")
-        deadline = time.time() + 120
-        while True:
-            try:
-                get(sock)
-                break
-            except OSError:
-                self.assertLess(time.time(), deadline, "gunicorn never answered")
-                time.sleep(0.1)
-        served = [0] * clients
-        end = time.time() + seconds
-
-        def client(i):
-            while time.time() < end:
-                self.assertIn(b"<li>199</li>", get(sock))
-                served[i] += 1
-                time.sleep(pause)
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return sum(served)
+        self.assertTrue(answers(sock), "gunicorn never answered")
+        return load(sock, seconds, clients, pause,
+                    lambda body: self.assertIn(b"<li>199</li>", body))[0]
 
     def test_wall(self):
         """In wall mode, under load, perf loses no record and at least 95%
@@ -209,7 +160,7 @@ class Gunicorn(Scratch):
         the worker's own Python frames, from the arbiter's spawn_worker
         (which forked it) down; without the mapped stack pages half of it
         was [truncated] above select() (measured: 49% complete, now 98-99.8%)."""
-        self.write("app.py", APP)
+        self.write("app.py", program("gunicorn_app.py"))
         out, pidfile = self.path("rec"), self.path("arbiter.pid")
         rec = subprocess.Popen([RECORD, "--mode", "wall", "-o", out, "--", PYTHON, "-m", "gunicorn",
                                 "-w", "2", "-b", "unix:" + self.path("sock"), "--pid", pidfile,
