@@ -4,9 +4,9 @@ Real programs under pyperf-record's wall and offcpu modes (real perf, as
 root), merged by pymerge.  CPython's select.select() keeps about 49 KB of
 arrays on its C stack and touches only their start: perf's copy of a
 stack ends at the first page a thread never touched, so every sample
-under such a frame lost its callers, whatever the copy's size, until
-pyperfmap mapped each thread's stack pages (libpyperfmap/stackpages.h)
-and the modes copied whole stacks at each switch.  Run by /usr/bin/python3
+under such a frame loses its callers, whatever the copy's size, unless
+pyperfmap maps each thread's stack pages (libpyperfmap/stackpages.h) and
+the modes copy whole stacks at each switch.  Run by /usr/bin/python3
 (meson suite "servers") with PYPERF_SCRIPTS, PYMERGE and PYPERFMAP_PATH
 set; Debian's python3 runs the programs.
 """
@@ -89,8 +89,8 @@ class Greenlets(Scratch):
     def test_complete(self):
         """Each greenlet's stack ends at its own start (g_initialstub), not
         at _start: pymerge takes that as complete, so at least 98% of the
-        samples under greenlet_body have no [truncated] above it (all of
-        them were [truncated] before), and greenlet_body is their
+        samples under greenlet_body have no [truncated] above it (without
+        that, all of them were [truncated]), and greenlet_body is their
         outermost Python frame, right under the process."""
         prog = self.write("greenlets.py", program("greenlets.py"))
         out = self.path("rec")
@@ -112,7 +112,7 @@ class NamedWaits(Scratch):
     def test_lock_and_sleep(self):
         """Four threads contend on a threading.Lock and sleep: in the python
         view, the waits under take() end in [off-cpu: lock] and those under
-        nap() in [off-cpu: sleep] (both were [off-cpu: S]), each within 3
+        nap() in [off-cpu: sleep] (not the bare [off-cpu: S]), each within 3
         points of the share of the threads' time the program measured in
         them (measured: 0.2-0.3 points), and the GIL waits as [GIL wait];
         the mixed view keeps the native frames."""
