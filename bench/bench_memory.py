@@ -69,6 +69,17 @@ def by_function(text, names):
     return by
 
 
+def recording(a, out, names, res):
+    """The weight under each of names in pymerge's python view of out's
+    perf.data; the events perf lost and the file's size into res."""
+    data = os.path.join(out, "perf.data")
+    res["lost"] = lost(data)
+    res["size"] = os.path.getsize(data)
+    merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True).stdout
+    return by_function(merged, names)
+
+
 def run_once(a, name, opts, script, out):
     env = dict(os.environ, PYTHONPATH=a.pythonpath)
     cmd = [a.python, script, str(a.rounds)] + LEAKS
@@ -83,12 +94,7 @@ def run_once(a, name, opts, script, out):
     res = {"took": float(m.group(1)), "wall": wall, "big": int(m.group(2)), "n_big": int(m.group(3)),
            "small": int(m.group(4))}
     if opts:
-        data = os.path.join(out, "perf.data")
-        res["lost"] = lost(data)
-        res["size"] = os.path.getsize(data)
-        merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True).stdout
-        by = by_function(merged, ("leak_big", "leak_small"))
+        by = recording(a, out, ("leak_big", "leak_small"), res)
         res["est_big"], res["est_small"] = by["leak_big"], by["leak_small"]
     return res
 

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_memory import bench_args, by_function, lost, medians
+from bench_memory import bench_args, medians, recording
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = os.path.join(HERE, "..", "perf-scripts", "pyperf-record")
@@ -81,14 +81,9 @@ def run_once(a, opts, script, out):
     m = re.search(r"took ([\d.]+) keep (\d+) churn (\d+)", r.stdout)
     res = {"took": float(m.group(1)), "keep": int(m.group(2)), "churn": int(m.group(3))}
     if opts:
-        data = os.path.join(out, "perf.data")
-        res["lost"] = lost(data)
-        res["size"] = os.path.getsize(data)
-        merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True).stdout
-        by = by_function(merged, ("keep", "churn"))
+        by = recording(a, out, ("keep", "churn"), res)
         res["est_keep"], res["est_churn"] = by["keep"], by["churn"]
-        os.unlink(data)
+        os.unlink(os.path.join(out, "perf.data"))
     return res
 
 
