@@ -69,6 +69,17 @@ def by_function(text, names):
     return by
 
 
+def recording(a, out, names, res):
+    """The weight under each of names in pymerge's python view of out's
+    perf.data; the events perf lost and the file's size into res."""
+    data = os.path.join(out, "perf.data")
+    res["lost"] = lost(data)
+    res["size"] = os.path.getsize(data)
+    merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True).stdout
+    return by_function(merged, names)
+
+
 def run_once(a, name, opts, script, out):
     env = dict(os.environ, PYTHONPATH=a.pythonpath)
     cmd = [a.python, script, str(a.rounds)] + LEAKS
@@ -83,40 +94,47 @@ def run_once(a, name, opts, script, out):
     res = {"took": float(m.group(1)), "wall": wall, "big": int(m.group(2)), "n_big": int(m.group(3)),
            "small": int(m.group(4))}
     if opts:
-        data = os.path.join(out, "perf.data")
-        res["lost"] = lost(data)
-        res["size"] = os.path.getsize(data)
-        merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True).stdout
-        by = by_function(merged, ("leak_big", "leak_small"))
+        by = recording(a, out, ("leak_big", "leak_small"), res)
         res["est_big"], res["est_small"] = by["leak_big"], by["leak_small"]
     return res
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def bench_args(ap, runs=3):
+    """The options of a memory benchmark: which CPython, how many runs,
+    which pyperfmap and pymerge."""
     ap.add_argument("--python", required=True)
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=runs)
     ap.add_argument("--pythonpath", default=os.path.join(HERE, "..", "build", "libpyperfmap"))
     ap.add_argument("--pymerge", default=os.path.join(HERE, "..", "build", "merge", "pymerge"))
+
+
+def medians(configs, runs, work, once):
+    """Each configuration's median run by the program's CPU time ("took"),
+    of `runs` interleaved: once(name, opts, out) runs one, recording into
+    out."""
+    results = {name: [] for name, _ in configs}
+    for i in range(runs):
+        for name, opts in configs:
+            out = os.path.join(work, name.replace(" ", "").replace("-", "_"))
+            results[name].append(once(name, opts, out))
+            sys.stderr.write("run %d %s: %s\n" % (i + 1, name, results[name][-1]))
+    return {name: sorted(rs, key=lambda r: r["took"])[len(rs) // 2] for name, rs in results.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=100)
+    bench_args(ap)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-memory-")
-    results = {name: [] for name, _ in CONFIGS}
-    for i in range(a.runs):
-        for name, opts in CONFIGS:
-            out = os.path.join(work, name.replace(" ", "").replace("-", "_"))
-            results[name].append(run_once(a, name, opts, PROGRAM, out))
-            sys.stderr.write("run %d %s: %s\n" % (i + 1, name, results[name][-1]))
-    def median(rs):
-        return sorted(rs, key=lambda r: r["took"])[len(rs) // 2]
-    base = median(results["unprofiled"])
+    median = medians(CONFIGS, a.runs, work, lambda name, opts, out: run_once(a, name, opts, PROGRAM, out))
+    base = median["unprofiled"]
     print("| mode | program time | slowdown | whole command | lost events | perf.data |"
           " leak_big bytes (truth %.1f MB) | leak_small live (truth %.1f MB) |"
           % (base["big"] / 1e6, base["small"] / 1e6))
     print("|---|---|---|---|---|---|---|---|")
     for name, _ in CONFIGS:
-        r = median(results[name])
+        r = median[name]
         if name == "unprofiled":
             print("| unprofiled | %.2f s | 1.00x | %.2f s | | | | |" % (r["took"], r["wall"]))
             continue

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_memory import by_function, lost
+from bench_memory import bench_args, medians, recording
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = os.path.join(HERE, "..", "perf-scripts", "pyperf-record")
@@ -81,44 +81,28 @@ def run_once(a, opts, script, out):
     m = re.search(r"took ([\d.]+) keep (\d+) churn (\d+)", r.stdout)
     res = {"took": float(m.group(1)), "keep": int(m.group(2)), "churn": int(m.group(3))}
     if opts:
-        data = os.path.join(out, "perf.data")
-        res["lost"] = lost(data)
-        res["size"] = os.path.getsize(data)
-        merged = subprocess.run([a.pymerge, "--view", "python", data], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True).stdout
-        by = by_function(merged, ("keep", "churn"))
+        by = recording(a, out, ("keep", "churn"), res)
         res["est_keep"], res["est_churn"] = by["keep"], by["churn"]
-        os.unlink(data)
+        os.unlink(os.path.join(out, "perf.data"))
     return res
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--python", required=True)
     ap.add_argument("--calls", type=int, default=100000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--pythonpath", default=os.path.join(HERE, "..", "build", "libpyperfmap"))
-    ap.add_argument("--pymerge", default=os.path.join(HERE, "..", "build", "merge", "pymerge"))
+    bench_args(ap)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="bench-native-alloc-")
     script = os.path.join(work, "native_alloc.py")
     with open(script, "w") as f:
         f.write(PROGRAM)
-    results = {name: [] for name, _ in CONFIGS}
-    for i in range(a.runs):
-        for name, opts in CONFIGS:
-            out = os.path.join(work, name.replace(" ", "").replace("-", "_"))
-            results[name].append(run_once(a, opts, script, out))
-            sys.stderr.write("run %d %s: %s\n" % (i + 1, name, results[name][-1]))
-
-    def median(rs):
-        return sorted(rs, key=lambda r: r["took"])[len(rs) // 2]
-    base = median(results["unprofiled"])
+    median = medians(CONFIGS, a.runs, work, lambda name, opts, out: run_once(a, opts, script, out))
+    base = median["unprofiled"]
     print("| mode | program time | slowdown | lost events | perf.data | keep (truth %.1f MB) |"
           " churn (truth %.1f MB) |" % (base["keep"] / 1e6, base["churn"] / 1e6))
     print("|---|---|---|---|---|---|---|")
     for name, _ in CONFIGS:
-        r = median(results[name])
+        r = median[name]
         if name == "unprofiled":
             print("| unprofiled | %.2f s | 1.00x | | | | |" % r["took"])
             continue

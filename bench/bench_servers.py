@@ -18,75 +18,27 @@ move by tens of percent from run to run: compare them only on a quiet one.
 Run as root from the top of a clone with build/ compiled; TREE likewise.
 """
 import argparse
-import http.client
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-APP = '''import hashlib
-def render(n):
-    return "".join("<li>%d</li>" % i for i in range(n))
-def app(environ, start_response):
-    body = (render(200) + hashlib.sha256(b"x" * 4096).hexdigest()).encode()
-    start_response("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))])
-    return [body]
-'''
-
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=10)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(10)
-        self.sock.connect(self.path)
-
-
-def get(path):
-    c = UnixHTTP(path)
-    try:
-        c.request("GET", "/")
-        return c.getresponse().read()
-    finally:
-        c.close()
+sys.path.insert(0, os.path.join(TOP, "tests", "programs"))
+from unix_http import answers, load  # noqa: E402
 
 
 def drive(sock, seconds, clients):
     """Requests per second over `seconds`, once the server answers."""
-    deadline = time.time() + 120
-    while True:
-        try:
-            get(sock)
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise SystemExit("gunicorn never answered on " + sock)
-            time.sleep(0.1)
-    served = [0] * clients
-    end = time.time() + seconds
-
-    def client(i):
-        while time.time() < end:
-            get(sock)
-            served[i] += 1
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    t0 = time.time()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return sum(served) / (time.time() - t0)
+    if not answers(sock):
+        raise SystemExit("gunicorn never answered on " + sock)
+    served, took = load(sock, seconds, clients)
+    return served / took
 
 
 def env_of(tree):
@@ -150,8 +102,7 @@ def main():
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="bench-servers-")
     try:
-        with open(os.path.join(d, "app.py"), "w") as f:
-            f.write(APP)
+        shutil.copy(os.path.join(TOP, "tests", "programs", "gunicorn_app.py"), os.path.join(d, "app.py"))
         plain = serve(d, None, a.mode, a.seconds, a.clients)[0]
         print("| pyperf-record of | requests/s (unprofiled %.0f) | lost | perf.data | per second of the run |"
               " workers' wall time complete |" % plain)

@@ -29,8 +29,16 @@ static const char *utf8(PyObject *s)
     return u ? u : "?";
 }
 
-static int ids(PyObject *const *args, uint64_t *id, uint64_t *parent)
+/* The want arguments of _span_enter or _span_exit (usage: their names),
+ * the first two the span's id and its parent's: 0, or -1 with an
+ * exception. */
+static int ids(PyObject *const *args, Py_ssize_t n, Py_ssize_t want, const char *usage,
+               uint64_t *id, uint64_t *parent)
 {
+    if (n != want) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
     *id = PyLong_AsUnsignedLongLongMask(args[0]);
     *parent = PyLong_AsUnsignedLongLongMask(args[1]);
     return PyErr_Occurred() ? -1 : 0;
@@ -46,11 +54,7 @@ PyObject *spans__enter(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
     (void)self;
     uint64_t id, parent;
-    if (n != 4) {
-        PyErr_SetString(PyExc_TypeError, "_span_enter(id, parent, name, labels)");
-        return NULL;
-    }
-    if (ids(args, &id, &parent) < 0)
+    if (ids(args, n, 4, "_span_enter(id, parent, name, labels)", &id, &parent) < 0)
         return NULL;
     if (pyperfmap_span__enter_semaphore)
         STAP_PROBE4(pyperfmap, span__enter, id, parent, utf8(args[2]), utf8(args[3]));
@@ -61,11 +65,7 @@ PyObject *spans__exit(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
     (void)self;
     uint64_t id, parent;
-    if (n != 3) {
-        PyErr_SetString(PyExc_TypeError, "_span_exit(id, parent, labels)");
-        return NULL;
-    }
-    if (ids(args, &id, &parent) < 0)
+    if (ids(args, n, 3, "_span_exit(id, parent, labels)", &id, &parent) < 0)
         return NULL;
     if (pyperfmap_span__exit_semaphore)
         STAP_PROBE3(pyperfmap, span__exit, id, parent, utf8(args[2]));

@@ -36,24 +36,6 @@ static inline int spans__traced_now(void)
 }
 #else
 static inline int spans__traced_now(void) { return 0; }
-/* ---- spanobj.c: the Span type ------------------------------------------ */
-
-/* Adds _pyperfmap.Span to module: 0, or -1 with an exception. */
-int spans__add_type(PyObject *module);
-
-/* _pyperfmap._span_setup(var, names, hooks): the context variable, the
- * name cache and the Python hooks that Span uses. */
-PyObject *spans__setup(PyObject *self, PyObject *args);
-/* _pyperfmap._span_state() -> (generation, stale). */
-PyObject *spans__state(PyObject *self, PyObject *unused);
-/* _pyperfmap._span_forked(): in a forked child. */
-PyObject *spans__forked(PyObject *self, PyObject *unused);
-
-#define SPANOBJ_METHODS                                                                      \
-    {"_span_setup", spans__setup, METH_VARARGS, "_span_setup(var, names, hooks)"},           \
-    {"_span_state", spans__state, METH_NOARGS, "_span_state() -> (generation, stale)"},      \
-    {"_span_forked", spans__forked, METH_NOARGS, "_span_forked(): in a forked child"},
-
 #endif
 
 /* _pyperfmap._span_traced() -> bool: whether a tracer has span__enter. */

@@ -13,19 +13,23 @@
 
 _Thread_local char stackpages__mapped __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's stack as pthread knows it: [*lo, *hi), or -1. */
+/* The calling thread's stack as pthread knows it, [*lo, *hi): 0, or
+ * -errno. */
 static int stack_range(uintptr_t *lo, uintptr_t *hi)
 {
     pthread_attr_t attr;
     void *addr;
     size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return -1;
-    int r = pthread_attr_getstack(&attr, &addr, &size);
+    int r = pthread_getattr_np(pthread_self(), &attr);
+    if (r != 0)
+        return -r;
+    r = pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
+    if (r != 0)
+        return -r;
     *lo = (uintptr_t)addr;
     *hi = *lo + size;
-    return r == 0 ? 0 : -1;
+    return 0;
 }
 
 /* Reads each page of a len-byte array on the stack, topmost first: every

@@ -27,6 +27,12 @@ void idmap__exit_with(struct idmap *m, void (*drop)(void *val))
     idmap__exit(m);
 }
 
+void idmap__free(void *m)
+{
+    idmap__exit(m);
+    free(m);
+}
+
 static size_t slot(const struct idmap *m, uint64_t key)
 {
     size_t i = hash_u64(key) & (m->n_slots - 1);

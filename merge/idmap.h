@@ -21,6 +21,9 @@ void idmap__exit(struct idmap *m);   /* leaves m empty */
 /* The same, after handing each value to drop (free, or the value's own
  * destructor). */
 void idmap__exit_with(struct idmap *m, void (*drop)(void *val));
+/* idmap__exit of m, an idmap from malloc, then free(m): the drop of a map
+ * whose values are maps. */
+void idmap__free(void *m);
 void *idmap__get(const struct idmap *m, uint64_t key);
 /* The value of key; a new zeroed one of size bytes when there was none. */
 void *idmap__get_or_new(struct idmap *m, uint64_t key, size_t size);

@@ -4,25 +4,25 @@ Real programs under pyperf-record's wall and offcpu modes (real perf, as
 root), merged by pymerge.  CPython's select.select() keeps about 49 KB of
 arrays on its C stack and touches only their start: perf's copy of a
 stack ends at the first page a thread never touched, so every sample
-under such a frame lost its callers, whatever the copy's size, until
-pyperfmap mapped each thread's stack pages (libpyperfmap/stackpages.h)
-and the modes copied whole stacks at each switch.  Run by /usr/bin/python3
+under such a frame loses its callers, whatever the copy's size, unless
+pyperfmap maps each thread's stack pages (libpyperfmap/stackpages.h) and
+the modes copy whole stacks at each switch.  Run by /usr/bin/python3
 (meson suite "servers") with PYPERF_SCRIPTS, PYMERGE and PYPERFMAP_PATH
 set; Debian's python3 runs the programs.
 """
-import http.client
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
-import threading
-import time
+import sys
 import unittest
 from collections import Counter
 
-from harness import PYMERGE, RECORD, Scratch, child_env, output, program, run
+from harness import HERE, PYMERGE, RECORD, Scratch, child_env, output, program, run
+
+sys.path.insert(0, os.path.join(HERE, "programs"))
+from unix_http import answers, load  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 
@@ -89,8 +89,8 @@ class Greenlets(Scratch):
     def test_complete(self):
         """Each greenlet's stack ends at its own start (g_initialstub), not
         at _start: pymerge takes that as complete, so at least 98% of the
-        samples under greenlet_body have no [truncated] above it (all of
-        them were [truncated] before), and greenlet_body is their
+        samples under greenlet_body have no [truncated] above it (without
+        that, all of them were [truncated]), and greenlet_body is their
         outermost Python frame, right under the process."""
         prog = self.write("greenlets.py", program("greenlets.py"))
         out = self.path("rec")
@@ -112,7 +112,7 @@ class NamedWaits(Scratch):
     def test_lock_and_sleep(self):
         """Four threads contend on a threading.Lock and sleep: in the python
         view, the waits under take() end in [off-cpu: lock] and those under
-        nap() in [off-cpu: sleep] (both were [off-cpu: S]), each within 3
+        nap() in [off-cpu: sleep] (not the bare [off-cpu: S]), each within 3
         points of the share of the threads' time the program measured in
         them (measured: 0.2-0.3 points), and the GIL waits as [GIL wait];
         the mixed view keeps the native frames."""
@@ -141,36 +141,6 @@ class NamedWaits(Scratch):
         self.assertNotIn("[off-cpu: lock]", mixed)
 
 
-APP = '''import hashlib
-def render(n):
-    return "".join("<li>%d</li>" % i for i in range(n))
-def app(environ, start_response):
-    body = (render(200) + hashlib.sha256(b"x" * 4096).hexdigest()).encode()
-    start_response("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))])
-    return [body]
-'''
-
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=10)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(10)
-        self.sock.connect(self.path)
-
-
-def get(path):
-    c = UnixHTTP(path)
-    try:
-        c.request("GET", "/")
-        return c.getresponse().read()
-    finally:
-        c.close()
-
-
 @unittest.skipUnless(subprocess.run([PYTHON, "-c", "import gunicorn"], stderr=subprocess.DEVNULL).returncode == 0,
                      "needs gunicorn for %s (Debian: python3-gunicorn)" % PYTHON)
 class Gunicorn(Scratch):
@@ -180,28 +150,9 @@ class Gunicorn(Scratch):
         """Requests from `clients` threads for `seconds` once the server
         answers; the number served."""
         sock = self.path("sock")
-        deadline = time.time() + 120
-        while True:
-            try:
-                get(sock)
-                break
-            except OSError:
-                self.assertLess(time.time(), deadline, "gunicorn never answered")
-                time.sleep(0.1)
-        served = [0] * clients
-        end = time.time() + seconds
-
-        def client(i):
-            while time.time() < end:
-                self.assertIn(b"<li>199</li>", get(sock))
-                served[i] += 1
-                time.sleep(pause)
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return sum(served)
+        self.assertTrue(answers(sock), "gunicorn never answered")
+        return load(sock, seconds, clients, pause,
+                    lambda body: self.assertIn(b"<li>199</li>", body))[0]
 
     def test_wall(self):
         """In wall mode, under load, perf loses no record and at least 95%
@@ -209,7 +160,7 @@ class Gunicorn(Scratch):
         the worker's own Python frames, from the arbiter's spawn_worker
         (which forked it) down; without the mapped stack pages half of it
         was [truncated] above select() (measured: 49% complete, now 98-99.8%)."""
-        self.write("app.py", APP)
+        self.write("app.py", program("gunicorn_app.py"))
         out, pidfile = self.path("rec"), self.path("arbiter.pid")
         rec = subprocess.Popen([RECORD, "--mode", "wall", "-o", out, "--", PYTHON, "-m", "gunicorn",
                                 "-w", "2", "-b", "unix:" + self.path("sock"), "--pid", pidfile,

@@ -31,34 +31,25 @@ def pytest_collection_finish(session):
 
 
 def _phase(item, suffix):
-    return _spans.span(item.nodeid + suffix) if _on(item) else None
+    """The body of a hook wrapper: the phase runs inside its span when the
+    item is profiled."""
+    if not _on(item):
+        yield
+        return
+    with _spans.span(item.nodeid + suffix):
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    s = _phase(item, " [setup]")
-    if s is None:
-        yield
-        return
-    with s:
-        yield
+    yield from _phase(item, " [setup]")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    s = _phase(item, "")
-    if s is None:
-        yield
-        return
-    with s:
-        yield
+    yield from _phase(item, "")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    s = _phase(item, " [teardown]")
-    if s is None:
-        yield
-        return
-    with s:
-        yield
+    yield from _phase(item, " [teardown]")

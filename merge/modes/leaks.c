@@ -37,18 +37,12 @@ static void tstack_free(void *v)
     free(v);
 }
 
-static void blocks_free(void *v)
-{
-    idmap__exit(v);
-    free(v);
-}
-
 void leaks__delete(struct leaks *l)
 {
     if (!l)
         return;
     idmap__exit_with(&l->by_tid, tstack_free);
-    idmap__exit_with(&l->by_pid, blocks_free);
+    idmap__exit_with(&l->by_pid, idmap__free);
     idmap__exit(&l->execs);
     free(l->blocks);
     free(l);

@@ -330,12 +330,6 @@ int spantab__read(const char *path, const char *shown, struct spantab **out)
     return err;
 }
 
-static void drop_ids(void *m)
-{
-    idmap__exit(m);
-    free(m);
-}
-
 void spantab__delete(struct spantab *t)
 {
     if (!t)
@@ -352,7 +346,7 @@ void spantab__delete(struct spantab *t)
     free(t->names);
     idmap__exit(&t->name_ids);
     idmap__exit(&t->open);
-    idmap__exit_with(&t->by_pid, drop_ids);
+    idmap__exit_with(&t->by_pid, idmap__free);
     free(t);
 }
 
