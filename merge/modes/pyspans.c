@@ -254,7 +254,8 @@ static void switch_to(struct spantab *t, const struct span_ev *e)
 
 static void replay(struct spantab *t)
 {
-    qsort(t->ev, t->n_ev, sizeof(*t->ev), by_time);
+    if (t->n_ev)        /* (qsort takes no NULL, even for nothing) */
+        qsort(t->ev, t->n_ev, sizeof(*t->ev), by_time);
     for (size_t i = 0; i < t->n_ev; i++) {
         struct span_ev *e = &t->ev[i];
         if (e->kind == EV_ENTER)
@@ -318,7 +319,8 @@ int spantab__read(const char *path, const char *shown, struct spantab **out)
     warn_mute(1);
     if (t && read_events(t, r, pf) == 0) {
         replay(t);
-        qsort(t->steps, t->n_steps, sizeof(*t->steps), by_thread);
+        if (t->n_steps)
+            qsort(t->steps, t->n_steps, sizeof(*t->steps), by_thread);
         *out = t;
         t = NULL;
     }

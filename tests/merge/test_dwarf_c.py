@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import stackcollapse  # noqa: E402
 from harness import PYMERGE, output  # noqa: E402
+from pmtest import pymerge  # noqa: E402
 
 SRC = os.path.join(HERE, 'dwarf')
 
@@ -85,8 +86,8 @@ class DwarfC(unittest.TestCase):
         cls.prog = build_dwprog(cls.tmp)
         cls.data = os.path.join(cls.tmp, 'perf.data')
         record_dwarf(cls.data, [cls.prog, '2'])
-        p = subprocess.run([PYMERGE, '-v', '--view', 'native', cls.data], check=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        # (without the [lost] stack: perf script has none to compare)
+        p = pymerge('-v', '--view', 'native', cls.data)
         cls.folded, cls.summary = parse_folded(p.stdout), p.stderr
 
     def test_built_without_frame_pointers(self):
