@@ -186,7 +186,7 @@ class PyperfmapRecording(Fidelity):
 
     def test_kernel_under_its_python_frame(self):
         """phase_kernel's samples with kernel frames under it are its time
-        in the kernel, as the program measured it (os.times()), within 10
+        in the kernel, as the program measured it (os.times()), within 15
         points (how much that is, the CPU, the kernel and what else runs
         decide); and the write(2) path is among them, and under no other
         phase."""
@@ -194,8 +194,14 @@ class PyperfmapRecording(Fidelity):
         # the write(2) path itself, not any kernel function named *write*
         # (down_write, from an mmap under the sanitizers' allocator)
         write = lambda f: f in ('ksys_write_[k]', 'vfs_write_[k]')
+        # Both figures are samples: this kernel (CONFIG_TICK_CPU_ACCOUNTING,
+        # HZ=250) splits a process's time into user and system at its
+        # ticks, 500 in the 2-second run and a part of them in
+        # phase_kernel (a share's standard error 0.04 or more), and perf's
+        # samples add 0.02: three standard errors of the difference reach
+        # 0.14.  Measured here: 0.24 sampled against 0.37 measured once.
         measured = self.measured['system']['phase_kernel'] / self.measured['phase_kernel']
-        self.assertAlmostEqual(self.native_under('phase_kernel', kernel), measured, delta=0.1)
+        self.assertAlmostEqual(self.native_under('phase_kernel', kernel), measured, delta=0.15)
         self.assertGreater(self.native_under('phase_kernel', write), 0)
         # Seen once in many runs: one sample in ~1000 with write() under
         # phase_arith (not understood yet; see the README's Fidelity notes).
