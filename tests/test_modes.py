@@ -656,24 +656,26 @@ class Modes(SharedScratch):
         (SIGINT) once its probes, the last being last_probe, are in place;
         returns (the probe group, the folder)."""
         script = os.path.join(self.dir, "sleeper.py")
+        ready = os.path.join(self.dir, "sleeper-%s.ready" % mode)
         with open(script, "w") as f:
-            f.write("import time\nwhile True: time.sleep(0.1)\n")
+            f.write("import sys, time\nopen(sys.argv[1], 'w').close()\nwhile True: time.sleep(0.1)\n")
         env = dict(os.environ, PYTHONPATH=PYPATH)
         out = os.path.join(self.dir, "sigint-" + mode)
-        proc = subprocess.Popen([RECORD, "--mode", mode, "-o", out] + list(opts) + ["--", PYTHON, script],
+        proc = subprocess.Popen([RECORD, "--mode", mode, "-o", out] + list(opts) + ["--", PYTHON, script, ready],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         group = "pyperf_%d" % proc.pid
-        # Interrupt once the probes are in place (however slow the machine).
+        # Interrupt once the probes are in place and the program runs under
+        # them (however slow the machine: a sanitized build starts slowly).
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             listed = subprocess.run(["perf", "probe", "-l"], stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, universal_newlines=True).stdout
-            if group + ":" + last_probe in listed:
+            if group + ":" + last_probe in listed and os.path.exists(ready):
                 break
             time.sleep(0.2)
         else:
             proc.kill()
-            self.fail("the probes never appeared")
+            self.fail("the probes never appeared, or the program never started")
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=300)
