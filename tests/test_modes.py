@@ -567,7 +567,9 @@ class Modes(SharedScratch):
         m = re.search(r"; 0 frees of blocks allocated before the recording or lost \(not counted\),"
                       r" (\d+) frees whose allocation was lost", r.stderr)
         self.assertTrue(m, r.stderr)
-        self.assertGreater(int(m.group(1)), 600)        # freer's, and the interpreter's
+        # freer's 600, and the interpreter's where libc's free serves them
+        # (under the sanitizer runtimes, their own allocator does)
+        self.assertGreaterEqual(int(m.group(1)), 600)
         stats = subprocess.run(["perf", "report", "--stats", "-i", data], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, universal_newlines=True).stdout
         # the lost samples of each event (after the aggregated counts of records)
