@@ -98,11 +98,19 @@ static void put_stack(struct live *l, const struct profile *p, uint32_t id)
     size_t n;
     const uint32_t *fr = profile__get_stack(p, id, &n);
     fprintf(l->out, "s %" PRIu32, id);
+    int seps = 0;
     for (size_t i = 0; i < n; i++)
-        if (fr[i] + 1 == l->sep)
+        if (fr[i] + 1 == l->sep) {
             fputs(" |", l->out);
-        else
+            seps++;
+        } else {
             fprintf(l->out, " %" PRIu32, fr[i]);
+        }
+    /* A stack made after unwinding ([lost N records]) is the same in
+     * every view, so a reader always finds three. */
+    for (int copy = 0; !seps && copy < 2; copy++)
+        for (size_t i = 0; i < n; i++)
+            fprintf(l->out, "%s %" PRIu32, i ? "" : " |", fr[i]);
     fputc('\n', l->out);
 }
 
