@@ -16,9 +16,9 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PYMERGE, run  # noqa: E402
+from harness import PYMERGE, go_env, run  # noqa: E402
 # test_pprof's program (two hot functions and a sleeping one), recorded
-from test_pprof import PYTHON, PymergeCase, go_env, raw_stacks, record_burn  # noqa: E402
+from test_pprof import PYTHON, PymergeCase, raw_stacks, record_burn  # noqa: E402
 
 HOSTS = ("a", "b", "c")
 

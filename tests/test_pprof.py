@@ -15,7 +15,7 @@ import time
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, run, spin
+from harness import RECORD, PYMERGE, PYPATH, SharedScratch, go_env, run, spin
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
@@ -163,16 +163,6 @@ def top_names(text, n):
     rows = [l for l in text.splitlines()
             if re.match(r"^\s*[\d.]+\w*\s+[\d.]+(?:e[-+]\d+)?%", l)]
     return [re.split(r"\s+", r.strip(), 5)[5] for r in rows[:n]]
-
-
-def go_env(home):
-    """The environment go runs in: its cache under home, nothing fetched
-    (no modules), and no ASan preload (CI's sanitizer run preloads it for
-    the interpreters, not for go)."""
-    env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"),
-               GOFLAGS="", GOPROXY="off", GO111MODULE="off")
-    env.pop("LD_PRELOAD", None)
-    return env
 
 
 def record_burn(tmp, name, *args, program=BURN):

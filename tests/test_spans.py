@@ -5,7 +5,7 @@ import os
 import re
 import unittest
 
-from harness import PYMERGE, RECORD, SharedScratch, program, run
+from harness import PYMERGE, RECORD, SharedScratch, go_env, program, run
 
 PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
 
@@ -98,10 +98,7 @@ class Spans(SharedScratch):
         # pprof: the span with a trace_id labels its samples, read by go tool pprof
         pb = os.path.join(self.dir, "bad.pb.gz")
         self.merge("--format", "pprof", "-o", pb, data)
-        home = os.path.join(self.dir, "gohome")
-        tags = run(["go", "tool", "pprof", "-tags", pb],
-                   env={"HOME": home, "GOCACHE": os.path.join(home, "cache"), "GOPROXY": "off",
-                        "LD_PRELOAD": ""})
+        tags = run(["go", "tool", "pprof", "-tags", pb], base=go_env(os.path.join(self.dir, "gohome")))
         self.assertEqual(tags.returncode, 0, tags.stderr)
         for want in ("span: ", "after-crossed", "trace_id: ", "%032x" % 7, "span_id: ", "%016x" % 9):
             self.assertIn(want, tags.stdout)
