@@ -80,6 +80,11 @@ def copy_map(src, dst, since):
         return os.fstat(f.fileno())
 
 
+def lines_of(map_path):
+    """The line file libpyperfmap writes beside a perf map (docs/lines.md)."""
+    return map_path[:-len(".map")] + ".lines"
+
+
 def same_file(a, b):
     return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
 
@@ -100,6 +105,8 @@ def drop_originals(copied):
             continue
         with contextlib.suppress(OSError):
             os.unlink(src)
+        with contextlib.suppress(OSError):
+            os.unlink(lines_of(src))
 
 
 def restore_maps(out):
@@ -147,6 +154,9 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         if st:
             maps.append(dst)
             copied[p] = (src, st)
+            # quietly: only pyperfmap's processes have one
+            with contextlib.suppress(OSError):
+                shutil.copyfile(lines_of(src), os.path.join(out, lines_of(dst)))
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"
