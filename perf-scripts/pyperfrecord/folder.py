@@ -149,6 +149,7 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         src, dst = map_of(p), "perf-%d.map" % p  # named by the host's PID, as perf.data has it
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
+            boxes.copy(p, os.path.join(out, lines_of(dst)), "lines")
             continue
         st = copy_map(src, os.path.join(out, dst), None if pid is not None else started)
         if st:
