@@ -85,6 +85,25 @@ def lines_of(map_path):
     return map_path[:-len(".map")] + ".lines"
 
 
+def copy_lines(src, dst, map_st):
+    """Copies the line file of the perf map src (copied to dst, map_st its
+    os.stat_result) beside dst, quietly: only pyperfmap's processes have
+    one.  Each map entry's line is written right after it: a line file of
+    another owner, or last written well before the map, is an earlier
+    process's with the same PID, left out (pymerge then says the frames
+    have no lines)."""
+    try:
+        f = open(lines_of(src), "rb")
+    except OSError:
+        return
+    with f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != map_st.st_uid or st.st_mtime < map_st.st_mtime - 1:
+            return
+        with open(lines_of(dst), "wb") as o:
+            shutil.copyfileobj(f, o)
+
+
 def same_file(a, b):
     return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
 
@@ -155,9 +174,7 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         if st:
             maps.append(dst)
             copied[p] = (src, st)
-            # quietly: only pyperfmap's processes have one
-            with contextlib.suppress(OSError):
-                shutil.copyfile(lines_of(src), os.path.join(out, lines_of(dst)))
+            copy_lines(src, os.path.join(out, dst), st)
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"
