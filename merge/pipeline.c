@@ -167,9 +167,11 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
                    : f->kind == FRAME_PYTHON ? PK_PYTHON
                    : f->kind == FRAME_JIT ? PK_JIT
                    : f->kind == FRAME_USER && !f->unknown ? PK_NATIVE : PK_UNKNOWN;
-    /* py::qualname:file names the file after the first colon; native code
-     * its DSO, with the build id recorded for it (pprof's mappings) */
-    const char *colon = f->kind == FRAME_PYTHON ? strchr(f->name + 4, ':') : NULL;
+    /* py::qualname:file names the file after the first colon (of the name
+     * before --lines added ":LINE"); native code its DSO, with the build id
+     * recorded for it (pprof's mappings) */
+    const char *py = f->line ? symbols__get(x->sy, f->unlined)->name : f->name;
+    const char *colon = f->kind == FRAME_PYTHON ? strchr(py + 4, ':') : NULL;
     const char *file = colon ? colon + 1
                        : f->kind == FRAME_PYTHON ? NULL
                        : f->dso ? f->dso->path

@@ -12,11 +12,13 @@ build when there is one):
   - without --lines, no frame has a line: the folded output names main
     and work as before;
   - pprof with --lines: go tool pprof -lines names main at each call's
-    line, and -list shows the calls' lines with their samples.
+    line, and -list shows the calls' lines with their samples; speedscope's
+    frames have their line.
 
 Run by /usr/bin/python3 (meson test "lines") with PYPERF_SCRIPTS, PYMERGE,
 PYPERFMAP_PATH and TEST_PYTHONS.
 """
+import json
 import os
 import re
 import shutil
@@ -49,11 +51,13 @@ def main(rounds):
 
 main(int(sys.argv[1]))
 """
-ROUNDS = 400        # 0.4 to 0.7 s of CPU in work() on each CPython here
-# 3000 samples of work() or more (0.3 s at 9999 Hz): a line's share then
-# has a standard error under 0.8 points, under a third of the 3 allowed.
-# A copy of 4 KB reaches main's trampoline: 94% of the stacks are whole.
-FREQ, MIN_NS = 9999, 300 * 1000000
+ROUNDS = 600        # 0.4 to 1 s of CPU in work() on each CPython here
+# At 9999 Hz that is 3500 to 9000 samples of work() (fewer when perf loses
+# some on a loaded machine): a line's share then has a standard error
+# under 0.8 points, under a third of the 3 allowed.  Below 2000 the
+# recording is broken, not noisy.  A copy of 4 KB reaches main's
+# trampoline: 94% of the stacks are whole, stitching completes the rest.
+FREQ, MIN_NS = 9999, 200 * 1000000
 GO = shutil.which("go") or "/usr/local/go/bin/go"
 
 
@@ -137,6 +141,16 @@ class Lines(SharedScratch):
                 folded = output([PYMERGE, os.path.join(self.folders[py], "perf.data")])
                 self.assertIn("main (two_callers.py);work (two_callers.py)", folded)
                 self.assertNotRegex(folded, r"\.py:\d+\)")
+
+    def test_speedscope(self):
+        """speedscope's frames carry main's two lines in their line field."""
+        py = PYTHONS[0]
+        doc = json.loads(output([PYMERGE, "--lines", "--format", "speedscope",
+                                 os.path.join(self.folders[py], "perf.data")]))
+        # (main as the innermost frame, in its own loop, has no line)
+        mains = [fr for fr in doc["shared"]["frames"] if fr["name"].startswith("main (") and "line" in fr]
+        self.assertEqual({fr["line"] for fr in mains}, {ONE, THREE})
+        self.assertEqual({fr["file"] for fr in mains}, {os.path.join(self.dir, "two_callers.py")})
 
     def test_pprof(self):
         """go tool pprof -lines and -list show main's calls at their lines."""
