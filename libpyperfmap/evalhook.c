@@ -38,10 +38,11 @@
 /* ---- frames ------------------------------------------------------------ */
 
 /* The activation identity each trampoline keeps in its frame (trampoline.h):
- * the number of calls through the hook so far.  The hook runs with the GIL
- * held, so a plain counter gives every call of the process its own number
- * (64 bits do not wrap), and costs one increment. */
-static uint64_t activations;
+ * the number of calls through the hook so far, in its low 32 bits, and the
+ * caller's position in the high ones (ACTIVATION).  The hook runs with the
+ * GIL held, so a plain counter gives every call its own number until it
+ * wraps, and costs one increment; 32 bits of it are zero-extended for free. */
+static uint32_t activations;
 
 /* The path identity (trampoline.h), kept only by the path hook: the
  * thread's chain of running trampolines, folded.  Per thread, since each
@@ -98,6 +99,38 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #  endif
 #endif
 
+/* ---- the caller's position (trampoline.h) -------------------------------
+ * The low 32 bits of where the calling frame is: on 3.11+ its current
+ * instruction itself, which lies inside its code object, at _PyCode_CODE +
+ * the byte offset; on 3.8-3.10 the address of its code object plus f_lasti
+ * (bytes on 3.8-3.9, code units on 3.10; -1 before the first instruction).
+ * code_base() and code_unit() below say the same to the line file. */
+#if V311
+#  if PY_VERSION_HEX >= 0x030D0000
+#    define FRAME_AT(frame) ((frame)->instr_ptr)
+#  else
+#    define FRAME_AT(frame) ((frame)->prev_instr)
+#  endif
+#  define FRAME_POS(c) ((uint32_t)(uintptr_t)FRAME_AT(c))
+#  define code_base(co) ((uintptr_t)_PyCode_CODE(co))
+#  define code_bytes(co) ((size_t)Py_SIZE(co) * sizeof(_Py_CODEUNIT))
+#  define code_unit 1u
+#else
+#  define FRAME_POS(c) ((uint32_t)((uintptr_t)(c)->f_code + (uintptr_t)(intptr_t)(c)->f_lasti))
+#  define code_base(co) ((uintptr_t)(co))
+#  define code_bytes(co) ((size_t)PyBytes_GET_SIZE((co)->co_code))
+#  define code_unit (PY_VERSION_HEX >= 0x030A0000 ? 2u : 1u)
+#endif
+
+/* The next activation identity of a call of frame (trampoline.h), with the
+ * caller's position; 0 there, outside any range, when no Python frame
+ * called. */
+static inline uint64_t caller_word(frame_t *caller)
+{
+    return caller ? (uint64_t)FRAME_POS(caller) << 32 : 0;
+}
+#define ACTIVATION(frame) (caller_word(CALLER_FRAME(frame)) | ++activations)
+
 /* ---- the negative cache -------------------------------------------------
  * A code object whose trampoline could not be made (the arena refused, the
  * map broken, the interpreter exiting, a name that is not UTF-8) caches this
@@ -128,7 +161,7 @@ __attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, f
 /* Evaluates the frame through trampoline t, which names it to perf and
  * keeps its activation; a tail call.  The caller's path is 0: unknown. */
 #define CALL_TRAMPOLINE(t) \
-    ((trampoline_fn)(t))(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault, ++activations, 0)
+    ((trampoline_fn)(t))(TRAMPOLINE_ARGS, (void *)_PyEval_EvalFrameDefault, ACTIVATION(frame), 0)
 
 /* The same, keeping the thread's path too.  Restoring it on return costs
  * the hook its tail call (24 instructions per call in all), which is why
@@ -137,7 +170,7 @@ static inline PyObject *call_through_path(HOOK_PARAMS, void *t, void *eval)
 {
     uint64_t parent = path;
     path = pyperfmap_path__step(parent, t == (void *)no_trampoline ? 0 : *arena__key(t));
-    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, eval, ++activations, parent);
+    PyObject *r = ((trampoline_fn)t)(TRAMPOLINE_ARGS, eval, ACTIVATION(frame), parent);
     path = parent;
     return r;
 }
@@ -256,6 +289,102 @@ unsigned long evalhook__first_calls(void)
     return first_calls;
 }
 
+/* ---- line tables -------------------------------------------------------
+ * One line of the line file per trampoline, written with its map entry:
+ *   <trampoline> <base> <bytes> <unit> <offset>:<line>...
+ * in hex but for unit and the lines, where unit is what one step of a
+ * position is in bytes, and each <offset>:<line> starts a run of bytecode
+ * on one line (-1: none).  A position p of the caller (trampoline.h) names
+ * byte offset ((p - base) mod 2^32) * unit when that is below <bytes>.
+ * Runs come from co_lines() (3.10+) or co_lnotab (3.8-3.9), once per code
+ * object, not from PyCode_Addr2Line, which walks the table from its start
+ * on each call. */
+struct linebuf {
+    char *p;
+    size_t len, cap, runs;
+    long last;      /* the line of the last run written */
+};
+
+/* Room for one more field of up to 96 bytes. */
+static int linebuf__room(struct linebuf *b)
+{
+    if (b->cap - b->len >= 96)
+        return 0;
+    size_t cap = b->cap * 2 + 256;
+    char *p = realloc(b->p, cap);
+    if (p == NULL)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* A run of bytecode from byte offset off on line (-1: none). */
+static int linebuf__run(struct linebuf *b, unsigned long off, long line)
+{
+    if (b->runs && line == b->last)
+        return 0;
+    if (linebuf__room(b) != 0)
+        return -1;
+    b->last = line;
+    b->runs++;
+    b->len += (size_t)snprintf(b->p + b->len, b->cap - b->len, " %lx:%ld", off, line);
+    return 0;
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+static int code_runs(PyObject *code, struct linebuf *b)
+{
+    PyObject *it = PyObject_CallMethod(code, "co_lines", NULL), *t;
+    if (it == NULL)
+        return -1;
+    int rc = 0;
+    while (rc == 0 && (t = PyIter_Next(it)) != NULL) {
+        PyObject *line = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 3 ? PyTuple_GET_ITEM(t, 2) : NULL;
+        long start = line ? PyLong_AsLong(PyTuple_GET_ITEM(t, 0)) : -1;
+        rc = start < 0 ? -1 : linebuf__run(b, (unsigned long)start,
+                                            line == Py_None ? -1 : PyLong_AsLong(line));
+        Py_DECREF(t);
+    }
+    Py_DECREF(it);
+    return rc != 0 || PyErr_Occurred() ? -1 : 0;
+}
+#else
+/* co_lnotab's pairs of (byte, signed line) increments, as dis.findlinestarts
+ * reads them. */
+static int code_runs(PyObject *code, struct linebuf *b)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(co->co_lnotab);
+    Py_ssize_t n = PyBytes_GET_SIZE(co->co_lnotab);
+    unsigned long addr = 0;
+    long line = co->co_firstlineno;
+    for (Py_ssize_t i = 0; i + 1 < n; i += 2) {
+        if (t[i] != 0 && linebuf__run(b, addr, line) != 0)
+            return -1;
+        addr += t[i];
+        line += (signed char)t[i + 1];
+    }
+    return linebuf__run(b, addr, line);
+}
+#endif
+
+/* Writes trampoline t's line; a failure leaves its frames without lines. */
+static void write_lines(PyObject *code, void *t)
+{
+    PyCodeObject *co = (PyCodeObject *)code;
+    struct linebuf b = {NULL, 0, 0, 0, 0};
+    if (linebuf__room(&b) == 0) {
+        b.len = (size_t)snprintf(b.p, b.cap, "%lx %lx %zx %u", (unsigned long)(uintptr_t)t,
+                                 (unsigned long)code_base(co), code_bytes(co), code_unit);
+        if (code_runs(code, &b) == 0 && linebuf__room(&b) == 0) {
+            b.p[b.len++] = '\n';
+            pyperfmap__add_lines(b.p, b.len);
+        }
+    }
+    free(b.p);
+}
+
 /* A new trampoline named "py::<qualname>:<filename>", or NULL. */
 static void *new_trampoline(PyObject *code)
 {
@@ -286,6 +415,8 @@ static void *new_trampoline(PyObject *code)
     name[4 + qlen] = ':';
     memcpy(name + 5 + qlen, f, (size_t)flen);
     void *t = pyperfmap__new_trampoline(name, len);
+    if (t != NULL)
+        write_lines(code, t);
 #if !V311
     if (t != NULL)
         name_children(code, q, (size_t)qlen);
@@ -337,11 +468,6 @@ static void *code_trampoline(PyObject *code)
  * a generator function's own call evaluates its frame, not owned by a
  * generator yet, only to create the generator. */
 #  if V311
-#    if PY_VERSION_HEX >= 0x030D0000
-#      define FRAME_AT(frame) ((frame)->instr_ptr)
-#    else
-#      define FRAME_AT(frame) ((frame)->prev_instr)
-#    endif
 #    define GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
 static enum markers_kind frame_kind(frame_t *frame, PyObject *code, int throwflag)
 {
@@ -476,7 +602,7 @@ static PyObject *pyperfmap_next_task_frame(HOOK_PARAMS)
     if (pending_tasks.next < pending_tasks.end)
         return ((trampoline_fn)*pending_tasks.next++)(TRAMPOLINE_ARGS,
                                                      (void *)pyperfmap_next_task_frame,
-                                                     ++activations, 0);
+                                                     ACTIVATION(frame), 0);
     return CALL_TRAMPOLINE(pending_tasks.code_t);
 }
 

@@ -36,6 +36,11 @@ int evalhook__paths(void);
  */
 void *pyperfmap__new_trampoline(const char *name, size_t len);
 
+/* Appends a line, len bytes with its newline, to the line file of the perf
+ * map (mapfile.h); after a failure, appends nothing more.  Defined in
+ * module.c. */
+void pyperfmap__add_lines(const char *line, size_t len);
+
 /* Reports a failure (one warning per process) and makes
  * pyperfmap__new_trampoline return NULL from now on.  Defined in module.c. */
 void pyperfmap__fail(const char *why);

@@ -48,9 +48,19 @@ int mapfile__open(const char *dir);
 int mapfile__add(const void *start, size_t size, const char *name, size_t namelen);
 
 /*
+ * Appends one line (len bytes ending in its newline) to the line file,
+ * <dir>/perf-<pid>.lines, opened, emptied and moved after a fork together
+ * with the map and written the same way.  Its lines are libpyperfmap's
+ * (evalhook.c writes them, merge/symbols/linefile.h reads them).  Returns
+ * 0, the negative errno that kept the file from opening, or -EBADF.
+ */
+int mapfile__add_lines(const char *line, size_t len);
+
+/*
  * In a forked child: switches to perf-<childpid>.map, which starts as a copy
  * of every entry the parent had written before the fork, because the child
- * still runs the inherited trampolines.  Never writes to the parent's file.
+ * still runs the inherited trampolines; the line file likewise.  Never
+ * writes to the parent's files.
  * Returns 0, or a negative errno (the map is then closed in the child).
  */
 int mapfile__after_fork(void);

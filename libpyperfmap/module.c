@@ -113,6 +113,18 @@ out:
     return t;
 }
 
+/* A line file that cannot grow (a full file system) costs only lines, and
+ * says nothing: one warning per process is for the map, which names the
+ * functions; pymerge -v counts the calling frames left without a line. */
+void pyperfmap__add_lines(const char *line, size_t len)
+{
+    static int failed;
+    pthread_mutex_lock(&lock);
+    if (!failed && !broken && !at_exit_done)
+        failed = mapfile__add_lines(line, len) != 0;
+    pthread_mutex_unlock(&lock);
+}
+
 /* Registered with the atexit module, so it runs at the start of
  * finalization while the interpreter is whole: after the program's own
  * atexit handlers (registered later, run first), before module globals are

@@ -15,7 +15,9 @@
  *
  * THE ACTIVATION IDENTITY
  *   `activation` is a number that no other call through any trampoline of
- *   the process has had (the eval hook counts its calls, under the GIL).
+ *   the process has had (the eval hook counts its calls, under the GIL, in
+ *   its low 32 bits: unique until the count wraps, and then still paired
+ *   with the high 32 bits below).
  *   The trampoline stores it at CFA - PYPERFMAP_ACTIVATION_CFA_OFFSET while
  *   the rule below says id_saved, and that holds for the whole time the
  *   Python function runs.  So a DWARF stack copy that holds a trampoline
@@ -25,6 +27,18 @@
  *   is the same in both.  pymerge completes stacks that a too-small copy
  *   cut off with that (merge/stitch.h).
  *
+ * THE CALLER'S POSITION
+ *   The high 32 bits of `activation` say where the calling Python frame was
+ *   when it made the call (PYPERFMAP_CALLER_POS): the low 32 bits of base +
+ *   offset, where offset is the caller's current instruction, the call, and
+ *   base is what the line file (perf-PID.lines beside the map; docs/lines.md)
+ *   gives for the caller's code object.  The next trampoline out is the
+ *   caller's: its line file entry maps the position to the line of the
+ *   call.  A position outside its code (the caller ran without a
+ *   trampoline, or was not Python) names no line rather than a wrong one.
+ *   It is fixed for the activation, so it leaves the identity one per call;
+ *   the hook computes no line, only a load or three and a shift.
+
  * THE PATH IDENTITY
  *   An activation ends with its call, and a sample cut off deep inside a
  *   short call (a web request) rarely shares it with a sample that reaches
@@ -107,6 +121,9 @@
  * caller's path under it. */
 #define PYPERFMAP_ACTIVATION_CFA_OFFSET 24u
 #define PYPERFMAP_PARENT_CFA_OFFSET 32u
+
+/* The caller's position in an activation identity (see above). */
+#define PYPERFMAP_CALLER_POS(activation) ((unsigned)((activation) >> 32))
 
 /*
  * The path of a call through the trampoline at `entry` from a caller whose

@@ -11,6 +11,7 @@
 #include "live.h"
 #include "modes.h"
 #include "util.h"
+#include "../libpyperfmap/trampoline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -45,6 +46,8 @@ struct run {
     const char *event;          /* the event being folded, once known */
     struct spantab *spantab;    /* pyperfmap.span's spans, or NULL */
     uint64_t samples, frames, unknown;
+    uint64_t inner_unlined;     /* --lines: samples with a Python frame (see with_line) */
+    uint64_t callers, callers_lined;    /* --lines: caller Python frames, and with a line */
     uint64_t *per_attr;         /* the samples folded, by perf_reader__attr index */
     size_t cap_per_attr;
     struct uframe uf[UNWIND_MAX_FRAMES];
@@ -164,9 +167,11 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
                    : f->kind == FRAME_PYTHON ? PK_PYTHON
                    : f->kind == FRAME_JIT ? PK_JIT
                    : f->kind == FRAME_USER && !f->unknown ? PK_NATIVE : PK_UNKNOWN;
-    /* py::qualname:file names the file after the first colon; native code
-     * its DSO, with the build id recorded for it (pprof's mappings) */
-    const char *colon = f->kind == FRAME_PYTHON ? strchr(f->name + 4, ':') : NULL;
+    /* py::qualname:file names the file after the first colon (of the name
+     * before --lines added ":LINE"); native code its DSO, with the build id
+     * recorded for it (pprof's mappings) */
+    const char *py = f->line ? symbols__get(x->sy, f->unlined)->name : f->name;
+    const char *colon = f->kind == FRAME_PYTHON ? strchr(py + 4, ':') : NULL;
     const char *file = colon ? colon + 1
                        : f->kind == FRAME_PYTHON ? NULL
                        : f->dso ? f->dso->path
@@ -175,6 +180,8 @@ static uint32_t pframe_of(struct run *x, uint32_t id)
         set_build_id(x->p, f->dso->path, f->dso->build_id, f->dso->build_id_size);
     u32 pf = profile__frame(x->p, name, strlen(name), k, file);
     x->pframe[id] = pf + 1;
+    if (f->line)
+        profile__frame_line(x->p, pf, pframe_of(x, f->unlined), f->line);
     return pf;
 }
 
@@ -330,6 +337,28 @@ static size_t cut_at_stack_root(struct run *x, size_t kept, int *rooted)
     return kept;
 }
 
+/* --lines: Python frame id of trampoline frame u, named with the line of
+ * the call it made, which the next trampoline in kept in its activation
+ * identity, *caller; *caller becomes u's own.  *inner: a trampoline was seen before in
+ * this sample; the innermost Python frame, whose position no call kept, is
+ * counted without a line. */
+static uint32_t with_line(struct run *x, const struct thread *t, const struct uframe *u,
+                          uint32_t id, uint64_t *caller, int *inner)
+{
+    int line = 0;
+    if (!*inner) {
+        *inner = 1;
+        x->inner_unlined++;
+    } else {
+        x->callers++;
+        if (*caller)
+            line = symbols__line(x->sy, t->proc, u->addr, PYPERFMAP_CALLER_POS(*caller));
+        x->callers_lined += line > 0;
+    }
+    *caller = u->ids.activation;
+    return line > 0 ? symbols__with_line(x->sy, id, line) : id;
+}
+
 /* Names the unwound frames x->uf[0..n) into x->ids (the kept ones) and
  * notes the interpreter activations among them for stitching (x->acts,
  * x->eval_pc).  Returns how many were kept; *rooted: they end at the start
@@ -337,6 +366,8 @@ static size_t cut_at_stack_root(struct run *x, size_t kept, int *rooted)
 static size_t symbolize(struct run *x, const struct thread *t, size_t n, int *rooted)
 {
     size_t kept = 0;
+    uint64_t caller = 0;
+    int inner = 0;
     x->n_acts = 0;
     x->eval_pc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -349,6 +380,8 @@ static size_t symbolize(struct run *x, const struct thread *t, size_t n, int *ro
         int at_call = u->is_return && x->o->view.view != VIEW_NATIVE;
         x->ids[kept] = u->guest ? symbols__named(x->sy, "[guest]", FRAME_USER)
                                 : symbols__frame(x->sy, t->proc, u->addr, u->kernel, at_call);
+        if (x->o->lines && u->ids.activation)
+            x->ids[kept] = with_line(x, t, u, x->ids[kept], &caller, &inner);
         /* With kernel addresses hidden, one [kernel] frame says it all. */
         if (kept && x->ids[kept] == x->ids[kept - 1] && u->kernel && symbols__kernel_hidden(x->sy))
             continue;
@@ -696,6 +729,11 @@ static void report(const struct run *x)
         unwind_dwarf__summary(x->ud);
     if (o->verbose && x->st)
         stitch__summary(x->st);
+    if (o->verbose && o->lines)
+        warnx_("lines: %" PRIu64 " of %" PRIu64 " calling Python frames named with their line;"
+               " %" PRIu64 " samples' innermost Python frame has no line: its position is kept"
+               " only when it calls (docs/lines.md)", x->callers_lined, x->callers,
+               x->inner_unlined);
     /* Said without -v: such a profile is wrong, not just a little short. */
     double share;
     const struct dso *nofp = fpcheck__culprit(&x->fc, &share);

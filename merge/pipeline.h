@@ -29,6 +29,7 @@ struct pipeline_opts {
     int at;                     /* enum at_kind (modes.h): leaks mode's moment */
     uint64_t at_ns;
     int keep_time;              /* keep samples in time order (speedscope) */
+    int lines;                  /* name Python frames with their line (symbols__with_line) */
     int verbose;
     const char *event;          /* NULL: the event of the first sample */
     const char *kallsyms;

@@ -117,7 +117,8 @@ class Scratch(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
-        for m in self.maps:
+        # each map's line file too (docs/lines.md)
+        for m in self.maps + [m[:-len(".map")] + ".lines" for m in self.maps if m.endswith(".map")]:
             try:
                 os.unlink(m)
             except OSError:

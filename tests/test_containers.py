@@ -96,6 +96,8 @@ class Containers(unittest.TestCase):
         # what the unshare case without a private /tmp left in the host's
         if not self.host_map and os.path.exists("/tmp/perf-1.map"):
             os.unlink("/tmp/perf-1.map")
+            if os.path.exists("/tmp/perf-1.lines"):
+                os.unlink("/tmp/perf-1.lines")
 
     def spawn(self, argv, **kw):
         """Starts argv in a process group of its own, killed by tearDown."""
@@ -144,6 +146,7 @@ class Containers(unittest.TestCase):
         self.assertEqual(status, 0, err)
         with open(os.path.join(out, "perf-%d.map" % pid)) as f:
             self.assertIn("py::leaf_work:", f.read())
+        self.assertTrue(os.path.getsize(os.path.join(out, "perf-%d.lines" % pid)), "its line file")
         # Merged after the namespace is gone: the map is the folder's copy.
         os.kill(pid, signal.SIGKILL)
         self.assert_named(self.merged(os.path.join(out, "perf.data")), pid)
@@ -173,7 +176,9 @@ class Containers(unittest.TestCase):
         pids = {line.split(";")[0].rpartition("-")[2] for line in folded.splitlines()
                 if any(k in line for k in KNOWN)}
         self.assertEqual(len(pids), 1, pids)
-        self.assertIn("perf-%s.map" % pids.pop(), maps)
+        pid = pids.pop()
+        self.assertIn("perf-%s.map" % pid, maps)
+        self.assertTrue(os.path.getsize(os.path.join(out, "perf-%s.lines" % pid)), "its line file")
 
     def test_unshare_python_m_pyperfmap(self):
         """pyperf-record -- unshare --fork --pid --mount-proc python -m

@@ -719,6 +719,9 @@ class Stress(Scratch):
         maps = {}
         if os.path.isdir(map_dir):
             for f in os.listdir(map_dir):
+                if re.match(r"perf-\d+\.lines$", f):
+                    self.check_lines(os.path.join(map_dir, f))
+                    continue
                 m = re.match(r"perf-(\d+)\.map$", f)
                 self.assertTrue(m, f)
                 maps[m.group(1)] = os.path.join(map_dir, f)
@@ -757,6 +760,15 @@ class Stress(Scratch):
         else:
             self.assertEqual(cut, "", path)
         bad = [l for l in lines if not (LINE.match(l) and l.split(" ")[1] == SIZE)]
+        self.assertEqual(bad, [], "%s: %r" % (path, bad[:3]))
+
+    def check_lines(self, path):
+        """The line file beside a map (docs/lines.md) is written the same
+        way: whole entries, the last one perhaps cut short by a kill."""
+        with open(path, "rb") as f:
+            lines = f.read().decode("ascii").split("\n")
+        lines.pop()
+        bad = [l for l in lines if not re.fullmatch(r"[0-9a-f]+ [0-9a-f]+ [0-9a-f]+ [12]( [0-9a-f]+:-?\d+)+", l)]
         self.assertEqual(bad, [], "%s: %r" % (path, bad[:3]))
 
     def mount_tmpfs(self, opts):

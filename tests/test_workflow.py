@@ -251,7 +251,7 @@ class Record(Scratch):
     def remove_maps_of(uid, since):
         for name in os.listdir("/tmp"):
             path = os.path.join("/tmp", name)
-            if name.startswith("perf-") and name.endswith(".map"):
+            if name.startswith("perf-") and name.endswith((".map", ".lines")):
                 st = os.stat(path)
                 if st.st_uid == uid and st.st_mtime >= since - 1:
                     os.unlink(path)

@@ -60,6 +60,10 @@ static const char usage[] =
     "                          copy: what a recording with a smaller copy (perf's\n"
     "                          --call-graph dwarf,BYTES) would give, on the same samples\n"
     "                          pymerge -v --dwarf-copy 16384 perf.data\n"
+    "  --lines               name each Python frame that called another with the line\n"
+    "                          of that call, qualname (file.py:LINE) (DWARF recordings\n"
+    "                          of pyperfmap; the innermost Python frame keeps no line)\n"
+    "                          pymerge --lines perf.data\n"
     "  --annotate            append _[k] to kernel frames and _[j] to Python/JIT\n"
     "                          frames, which flamegraph.pl colours\n"
     "                          pymerge --annotate perf.data | flamegraph.pl --color=java\n"
@@ -467,6 +471,7 @@ static int set_no_leaf(struct cli *c, const char *arg, int k) { (void)arg, (void
 static int set_tid(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.root = ROOT_TID; return 0; }
 static int set_no_kernel(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.no_kernel = 1; return 0; }
 static int set_no_stitch(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.no_stitch = 1; return 0; }
+static int set_lines(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.lines = 1; return 0; }
 static int set_annotate(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->w.annotate = 1; return 0; }
 static int set_inverted(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->w.svg.inverted = 1; return 0; }
 static int set_label_frames(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->label_frames = 1; return 0; }
@@ -664,6 +669,7 @@ static const struct opt opts[] = {
     {"no-kernel", 0, CMD_ANY, NULL, NULL, set_no_kernel},
     {"no-stitch", 0, CMD_ANY, NULL, NULL, set_no_stitch},
     {"dwarf-copy", 0, CMD_ANY, "a number of bytes, 1 or more", NULL, set_dwarf_copy},
+    {"lines", 0, CMD_ANY, NULL, NULL, set_lines},
     {"annotate", 0, CMD_ANY, NULL, NULL, set_annotate},
     {"event", 0, CMD_ANY, "an event's name (pymerge --events lists them)", NULL, set_event},
     {"weight", 0, CMD_ANY, "a value's name", NULL, set_weight},

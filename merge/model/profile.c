@@ -124,7 +124,7 @@ uint32_t profile__frame(struct profile *p, const char *name, size_t len, enum pk
     GROW(p->frames, p->cap_frames, p->n_frames + 1);
     p->frames[p->n_frames] = (struct pframe){intern__str(p->names, (u32)(key >> 3)),
                                              file ? name_of(p, file, strlen(file)) : NULL,
-                                             (u8)kind};
+                                             (u8)kind, 0, 0};
     idmap__put(&p->frame_by_key, key, (void *)(uintptr_t)(p->n_frames + 1));
     return (u32)p->n_frames++;
 }
@@ -132,6 +132,12 @@ uint32_t profile__frame(struct profile *p, const char *name, size_t len, enum pk
 const struct pframe *profile__get_frame(const struct profile *p, uint32_t id)
 {
     return &p->frames[id];
+}
+
+void profile__frame_line(struct profile *p, uint32_t id, uint32_t function, uint32_t line)
+{
+    p->frames[id].function = function;
+    p->frames[id].line = line;
 }
 
 uint32_t profile__n_frames(const struct profile *p)

@@ -36,6 +36,8 @@ struct pframe {
     const char *name;
     const char *file;           /* Python file or DSO path; NULL when unknown */
     uint8_t kind;               /* enum pkind; PK_ROOT only for thread labels */
+    uint32_t line;              /* a Python frame's line (--lines), or 0 */
+    uint32_t function;          /* with a line: the frame id of its function without */
 };
 
 struct pthread {
@@ -84,6 +86,8 @@ void profile__set_weight(struct profile *p, size_t i);
 uint32_t profile__frame(struct profile *p, const char *name, size_t len, enum pkind kind,
                         const char *file);
 const struct pframe *profile__get_frame(const struct profile *p, uint32_t id);
+/* Says that frame id is its function's frame `function` at a line. */
+void profile__frame_line(struct profile *p, uint32_t id, uint32_t function, uint32_t line);
 uint32_t profile__n_frames(const struct profile *p);
 
 /* Interned thread; label is its root frame's text. */

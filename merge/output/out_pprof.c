@@ -206,7 +206,9 @@ static void add_functions(struct pprof *b, const struct profile *p)
         b->fns[k].name = str(b->st, fm->name);
         b->fns[k].filename = source ? str(b->st, fm->file) : 0;
         perftools__profiles__line__init(&b->lines[k]);
-        b->lines[k].function_id = (u64)i + 1;
+        /* a frame at a line (--lines) is a location of its function */
+        b->lines[k].function_id = (u64)(fm->line ? fm->function : i) + 1;
+        b->lines[k].line = fm->line;
         b->line_ptrs[k] = &b->lines[k];
         perftools__profiles__location__init(&b->locs[k]);
         b->locs[k].id = (u64)i + 1;

@@ -150,6 +150,8 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
             fputs(",\"file\":", f);
             put_json_string(f, fr->file, strlen(fr->file));
         }
+        if (fr->line)
+            fprintf(f, ",\"line\":%u", fr->line);
         fputc('}', f);
     }
     fputs("]}}\n", f);

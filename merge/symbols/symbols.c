@@ -13,6 +13,7 @@
 #include "idmap.h"
 #include "intern.h"
 #include "kallsyms.h"
+#include "linefile.h"
 #include "perfmap.h"
 #include "util.h"
 #include "waits.h"
@@ -52,6 +53,8 @@ struct dso_syms {               /* per session dso id */
     struct map_look map_seen;   /* live: the file as it was read */
     int map_warned;             /* a refused map was said, once */
     int interpreter;            /* 0: not known yet, 1: CPython's own code, -1: not */
+    struct linefile lines;      /* DSO_PERFMAP: the map's line file (--lines) */
+    int lines_state;
 };
 
 struct cache_slot {             /* (dso, address) -> frame */
@@ -66,6 +69,7 @@ struct symbols {
     struct frame *frames;
     size_t n_frames, cap_frames;
     struct idmap frame_by_key;  /* name id << 5 | own << 3 | kind -> frame id + 1 */
+    struct idmap lined;         /* frame id << 32 | line -> its lined frame id + 1 */
     struct dso_syms *dsos;
     size_t n_dsos;
     struct symtab kernel;       /* loaded by a thread: see kernel_loader */
@@ -150,12 +154,14 @@ void symbols__delete(struct symbols *sy)
         elf_image__exit(&sy->dsos[i].img);
         symtab__exit(&sy->dsos[i].map);
         free(sy->dsos[i].map_path);
+        linefile__exit(&sy->dsos[i].lines);
     }
     free(sy->dsos);
     symtab__exit(&sy->kernel);
     free(sy->cache);
     free(sy->frames);
     idmap__exit(&sy->frame_by_key);
+    idmap__exit(&sy->lined);
     intern__delete(sy->names);
     free(sy);
 }
@@ -324,6 +330,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->unknown = (uint8_t)unknown;
     f->dso = NULL;
     f->path_key = 0;
+    f->line = f->unlined = 0;
     f->interp_unnamed = 0;
     f->plumbing = kind == FRAME_USER && is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
@@ -780,4 +787,67 @@ uint32_t symbols__wait_leaf(const struct symbols *sy, unsigned kind)
 int symbols__kernel_hidden(const struct symbols *sy)
 {
     return sy->kernel_hidden;
+}
+
+/* ---- lines (--lines) ------------------------------------------------------ */
+
+/* The perf map's line file, beside it: perf-PID.lines.  A missing or
+ * damaged one costs its frames their lines, said once per file. */
+static const struct linefile *dso_lines(struct dso_syms *ds)
+{
+    if (ds->lines_state != UNLOADED || !ds->map_path)
+        return ds->lines_state == LOADED ? &ds->lines : NULL;
+    size_t n = strlen(ds->map_path);
+    char path[4200];
+    ds->lines_state = FAILED;
+    if (n < 4 || strcmp(ds->map_path + n - 4, ".map") != 0 || n + 3 >= sizeof(path))
+        return NULL;
+    snprintf(path, sizeof(path), "%.*s.lines", (int)(n - 4), ds->map_path);
+    int err = linefile__load(&ds->lines, path);
+    if (err != 0) {
+        warnx_("%s: %s; its Python frames are named without lines", path,
+               err == -EPERM ? "not a regular file owned by this user or root" : strerror(-err));
+        return NULL;
+    }
+    if (ds->lines.bad)
+        warnx_("%s: %zu lines are not line tables (cut short or damaged); the frames they"
+               " describe are named without lines", path, ds->lines.bad);
+    ds->lines_state = LOADED;
+    return &ds->lines;
+}
+
+int symbols__line(struct symbols *sy, const struct process *proc, uint64_t addr, uint32_t pos)
+{
+    const struct mapping *m = process__find(proc, addr);
+    if (!m || m->dso->kind != DSO_PERFMAP)
+        return 0;
+    struct dso_syms *ds = dso_syms(sy, m->dso);
+    const struct linefile *lf = ds->state == LOADED ? dso_lines(ds) : NULL;
+    return lf ? linefile__line(lf, addr & ~(uint64_t)(PYPERFMAP_TRAMPOLINE_SIZE - 1), pos) : 0;
+}
+
+uint32_t symbols__with_line(struct symbols *sy, uint32_t id, int line)
+{
+    uint64_t key = (uint64_t)id << 32 | (uint32_t)line;
+    uintptr_t got = (uintptr_t)idmap__get(&sy->lined, key);
+    if (got)
+        return (uint32_t)(got - 1);
+    const struct frame f = sy->frames[id];
+    char name[4200], display[4200];
+    const char *close = strrchr(f.display, ')');
+    /* "qualname (file.py)" -> "qualname (file.py:LINE)", py-spy's way */
+    if (close && close[1] == 0)
+        snprintf(display, sizeof(display), "%.*s:%d)", (int)(close - f.display), f.display, line);
+    else
+        snprintf(display, sizeof(display), "%s:%d", f.display, line);
+    snprintf(name, sizeof(name), "%s:%d", f.name, line);
+    GROW(sy->frames, sy->cap_frames, sy->n_frames + 1);
+    struct frame *g = &sy->frames[sy->n_frames];
+    *g = f;
+    g->name = intern(sy, name, strlen(name));
+    g->display = intern(sy, display, strlen(display));
+    g->line = (uint32_t)line;
+    g->unlined = id;
+    idmap__put(&sy->lined, key, (void *)(uintptr_t)(sy->n_frames + 1));
+    return (uint32_t)sy->n_frames++;
 }

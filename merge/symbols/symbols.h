@@ -40,6 +40,8 @@ struct frame {
     uint8_t wait;           /* what a wait in it waits on, waits.h's WAIT_* */
     const struct dso *dso;  /* native code: the first file it was found in */
     uint64_t path_key;      /* FRAME_PYTHON: pyperfmap_path__key() of its map name */
+    uint32_t line;          /* symbols__with_line's: the line, and the frame without it */
+    uint32_t unlined;
 };
 
 enum { GIL_TAKE = 1, GIL_ENTRY, GIL_BLOCK };
@@ -80,6 +82,15 @@ const struct frame *symbols__get(const struct symbols *sy, uint32_t id);
 enum trampoline_kind { TRAMPOLINE_NONE, TRAMPOLINE_PYPERFMAP, TRAMPOLINE_CPYTHON };
 enum trampoline_kind symbols__trampoline(struct symbols *sy, const struct process *proc,
                                          uint64_t addr, uint64_t *entry);
+
+/*
+ * --lines: the line that pos, a caller's position kept by the next
+ * trampoline in (trampoline.h), names in the Python function of the
+ * pyperfmap trampoline at addr, from the perf map's line file; 0 when none
+ * does.  symbols__with_line is frame id named with that line.
+ */
+int symbols__line(struct symbols *sy, const struct process *proc, uint64_t addr, uint32_t pos);
+uint32_t symbols__with_line(struct symbols *sy, uint32_t id, int line);
 
 /*
  * The file holding a DSO_FILE dso's code as recorded (the file itself, or

@@ -94,13 +94,14 @@ class ContainerMaps:
         self.done.set()
         self.thread.join()
 
-    def copy(self, pid, dst):
-        """Copies pid's map to dst; returns whether it had one here."""
+    def copy(self, pid, dst, suffix="map"):
+        """Copies pid's map (or the file beside it of that suffix: its
+        "lines") to dst; returns whether it had one here."""
         if pid not in self.seen:
             return False
         ns, key = self.seen[pid]
         try:
-            fd = os.open("perf-%d.map" % ns, os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.dirs[key])
+            fd = os.open("perf-%d.%s" % (ns, suffix), os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.dirs[key])
         except OSError:
             return False
         with open(fd, "rb") as src, open(dst, "wb") as out:

@@ -80,6 +80,30 @@ def copy_map(src, dst, since):
         return os.fstat(f.fileno())
 
 
+def lines_of(map_path):
+    """The line file libpyperfmap writes beside a perf map (docs/lines.md)."""
+    return map_path[:-len(".map")] + ".lines"
+
+
+def copy_lines(src, dst, map_st):
+    """Copies the line file of the perf map src (copied to dst, map_st its
+    os.stat_result) beside dst, quietly: only pyperfmap's processes have
+    one.  Each map entry's line is written right after it: a line file of
+    another owner, or last written well before the map, is an earlier
+    process's with the same PID, left out (pymerge then says the frames
+    have no lines)."""
+    try:
+        f = open(lines_of(src), "rb")
+    except OSError:
+        return
+    with f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != map_st.st_uid or st.st_mtime < map_st.st_mtime - 1:
+            return
+        with open(lines_of(dst), "wb") as o:
+            shutil.copyfileobj(f, o)
+
+
 def same_file(a, b):
     return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
 
@@ -100,6 +124,8 @@ def drop_originals(copied):
             continue
         with contextlib.suppress(OSError):
             os.unlink(src)
+        with contextlib.suppress(OSError):
+            os.unlink(lines_of(src))
 
 
 def restore_maps(out):
@@ -142,11 +168,13 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         src, dst = map_of(p), "perf-%d.map" % p  # named by the host's PID, as perf.data has it
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
+            boxes.copy(p, os.path.join(out, lines_of(dst)), "lines")
             continue
         st = copy_map(src, os.path.join(out, dst), None if pid is not None else started)
         if st:
             maps.append(dst)
             copied[p] = (src, st)
+            copy_lines(src, os.path.join(out, dst), st)
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"

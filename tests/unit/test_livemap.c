@@ -184,6 +184,8 @@ int main(void)
     session__delete(s);
     mapfile__close();
     CHECK(unlink(path) == 0);
+    snprintf(path, sizeof(path), "%s/perf-%d.lines", dir, (int)getpid());
+    CHECK(unlink(path) == 0);     /* the map's line file, empty */
     unterminated(dir);
     CHECK(rmdir(dir) == 0);
     return 0;
