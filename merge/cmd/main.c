@@ -814,8 +814,9 @@ static int parse_options(struct cli *c, int argc, char **argv)
     return 0;
 }
 
-/* The one exception to "exit statuses are decided in main()": running out
- * of memory ends the process where it happens (util.h). */
+/* One of the two exceptions to "exit statuses are decided in main.c"
+ * (util.h names both): running out of memory ends the process where it
+ * happens. */
 static void out_of_memory(void)
 {
     warnx_("out of memory");
