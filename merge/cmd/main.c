@@ -2,6 +2,7 @@
  * exit status (decided here only).  Inputs load in input.c, formats are in
  * writer.c's table, comparisons in diff.c, sums of profiles in merge.c. */
 #include "byspan.h"
+#include "contract.h"
 #include "diff.h"
 #include "events.h"
 #include "input.h"
@@ -847,7 +848,7 @@ static int run(struct cli *c, int argc, char **argv)
     }
     if (rest > 1)
         return usage_error("give one input at most (%d given)", rest);
-    const char *path = rest ? argv[optind] : "perf.data";
+    const char *path = rest ? argv[optind] : CONTRACT_FILE_DATA;
     if (c->writer == writer__find("live")) {
         if (c->output || c->list_events)    /* its snapshots go to standard output as they come */
             return usage_error("--format live: writes to standard output, without -o or --events");
