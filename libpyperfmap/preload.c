@@ -25,6 +25,7 @@
 /* mmap and mmap64 are both defined here: the headers must not rename one
  * to the other (off_t is 64 bits either way on LP64). */
 #undef _FILE_OFFSET_BITS
+#include "contract.h"
 #include "dynsym.h"
 #include "sampler.h"
 
@@ -88,7 +89,7 @@ static int resolve(void)
     resolving = 1;
     NEXT(malloc), NEXT(calloc), NEXT(realloc), NEXT(free), NEXT(posix_memalign);
     NEXT(aligned_alloc), NEXT(memalign), NEXT(mmap), NEXT(munmap);
-    const char *rate = getenv("PYPERFMAP_ALLOC_RATE"), *f = getenv("PYPERFMAP_ALLOC_FREES");
+    const char *rate = getenv(CONTRACT_ENV_ALLOC_RATE), *f = getenv(CONTRACT_ENV_ALLOC_FREES);
     long long r = rate ? atoll(rate) : SAMPLER_DEFAULT_RATE;
     frees = f && *f == '1';
     resolving = 0;

@@ -32,11 +32,6 @@ int sampler__init(long long r)
     return 0;
 }
 
-long long sampler__rate(void)
-{
-    return (long long)rate;
-}
-
 /* A uniform draw in (0, 1]: one stream per thread, seeded from its TLS
  * address and the clock so that forked children and threads differ. */
 static double uniform(void)

@@ -36,7 +36,6 @@ extern SAMPLER_TLS int64_t sampler_left;
 /* Sets the mean bytes between samples and makes fork safe (it may call
  * malloc: never from inside an allocator); 0, or -EINVAL when rate <= 0. */
 int sampler__init(long long rate);
-long long sampler__rate(void);
 
 /* The slow path of sampler__take: 1 with the sample's weight in *weight,
  * or 0 for a thread's first allocation (not sampled: its count is drawn). */

@@ -25,7 +25,7 @@
  *   thread whose copies show the same trampoline with the same number are
  *   inside the same activation, and everything outward of it (its callers)
  *   is the same in both.  pymerge completes stacks that a too-small copy
- *   cut off with that (merge/stitch.h).
+ *   cut off with that (merge/unwind/stitch.h).
  *
  * THE CALLER'S POSITION
  *   The high 32 bits of `activation` say where the calling Python frame was

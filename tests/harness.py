@@ -24,6 +24,24 @@ PYTHONS = [p for p in os.environ.get("TEST_PYTHONS", "").split(":") if p]
 TIMEOUT = 600
 
 
+def python(version):
+    """The CPython of version ("3.12"): the one of TEST_PYTHONS (meson's
+    list) named pythonVERSION, else pyenv's newest of that version, else
+    pythonVERSION on PATH (not a pyenv shim, a shell script that perf would
+    record instead).  An AssertionError when there is none."""
+    import glob
+    name = "python" + version
+    found = [p for p in PYTHONS if os.path.basename(p) == name]
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found += sorted(glob.glob(os.path.join(root, "versions", version + ".*", "bin", name)),
+                    key=lambda p: [int(x) for x in p.split("/")[-3].split(".") if x.isdigit()],
+                    reverse=True)
+    found += [p for p in [shutil.which(name)] if p and "/shims/" not in p]
+    if not found:
+        raise AssertionError("no CPython %s: not in TEST_PYTHONS, on PATH or in %s" % (version, root))
+    return found[0]
+
+
 def child_env(extra=None, base=None):
     """base (default: this process's environment) with the build's
     pyperfmap on PYTHONPATH, the sanitizer runtimes preloaded in a
@@ -67,6 +85,41 @@ def go_env(home):
 def output(args, **kw):
     """The standard output of args, which must exit 0."""
     return run(args, check=True, **kw).stdout
+
+
+def folded(text):
+    """[(stack, weight)] of folded text, a pair per line in order.  A line
+    that is not "STACK WEIGHT" is an AssertionError naming it; the stack
+    may be empty (py-spy writes its idle samples so)."""
+    out = []
+    for line in text.splitlines():
+        stack, sep, w = line.rpartition(" ")
+        if not sep or not w.lstrip("-").isdigit():
+            raise AssertionError("bad folded line %r" % line)
+        out.append((stack, int(w)))
+    return out
+
+
+def folded_sums(text, key=lambda stack: stack):
+    """{key(stack): the summed weight of its lines} of folded text."""
+    import collections
+    out = collections.Counter()
+    for stack, w in folded(text):
+        out[key(stack)] += w
+    return out
+
+
+def shares(stacks):
+    """{frame: its inclusive share of the total weight, 0 to 1} of
+    [(frames, weight)]: a stack counts once under each frame it holds,
+    however often it holds it."""
+    stacks = list(stacks)
+    total = sum(w for _, w in stacks)
+    on = {}
+    for frames, w in stacks:
+        for f in set(frames):
+            on[f] = on.get(f, 0) + w
+    return {f: w / total for f, w in on.items()} if total else {}
 
 
 def program(name):

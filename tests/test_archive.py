@@ -19,7 +19,7 @@ import os
 import sys
 import unittest
 
-from harness import RECORD, PYMERGE, SharedScratch, output, run
+from harness import RECORD, PYMERGE, SharedScratch, folded, output, run
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,10 +87,9 @@ class Archive(SharedScratch):
         r = run([PYMERGE, "--weight", "samples", os.path.join(folder, "perf.data")],
                 env={"HOME": self.home}, base=base, check=True)
         out = {}
-        for line in r.stdout.splitlines():
-            stack, _, n = line.rpartition(" ")
+        for stack, n in folded(r.stdout):
             leaf = stack.split(";")[-1]
-            out[leaf] = out.get(leaf, 0) + int(n)
+            out[leaf] = out.get(leaf, 0) + n
         return out
 
     def test_archive_holds_the_library(self):

@@ -18,9 +18,7 @@ import textwrap
 import time
 import unittest
 
-from harness import RECORD, PYPATH, PYTHONS, run, spin
-
-TIMEOUT = 300  # for any one command: a bound, never reached when things work
+from harness import RECORD, PYPATH, PYTHONS, TIMEOUT, child_env, run, spin
 
 # A plain program: nothing of pyperfmap in it.  The main thread loops through
 # named functions until a line arrives on stdin, then calls a function it
@@ -305,7 +303,7 @@ class Attach(unittest.TestCase):
                         "m = sys.modules.get('pyperfmap')\n"
                         "print('loaded', m is not None, 'hook', bool(m and m.is_enabled()))\n"])
         rec = subprocess.Popen([RECORD, "-o", os.path.join(self.dir, "int"), "-p", str(t.pid)],
-                               env=dict(os.environ, PYTHONPATH=PYPATH), stderr=subprocess.PIPE,
+                               env=child_env(), stderr=subprocess.PIPE,
                                universal_newlines=True, start_new_session=True)
         try:
             # gdb at work, or the page of code in the process (its maps
@@ -373,7 +371,7 @@ class Attach(unittest.TestCase):
             self.addCleanup(lambda: os.path.exists(stale) and os.unlink(stale))
         os.utime(stale, (time.time() - 3600, time.time() - 3600))
         r = subprocess.run([RECORD, "-o", os.path.join(self.dir, "bad"), "-p", str(t.pid), "--duration", "5"],
-                           env=dict(os.environ, PYTHONPATH=os.path.dirname(pkg)), stdout=subprocess.PIPE,
+                           env=child_env({"PYTHONPATH": os.path.dirname(pkg)}), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)

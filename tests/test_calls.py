@@ -21,9 +21,10 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_modes  # noqa: E402  (the speedscope app check)
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, assert_users_frames_only, check_recorded_maps, run
+from harness import (RECORD, PYMERGE, PYPATH, SharedScratch, assert_users_frames_only, check_recorded_maps,
+                     folded, python, run)
 
-PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHON = python("3.12")
 PYTHONS = os.environ.get("TEST_PYTHONS", PYTHON).split(":")
 TRACEFS = "/sys/kernel/tracing"
 
@@ -143,11 +144,10 @@ class Calls(SharedScratch):
                 counts = {f: rows[f + " (fbb.py)"][0] for f in ("foo", "bar", "baz")}
                 self.assertEqual(counts, {"foo": FOO, "bar": FOO * BAR, "baz": FOO * BAR * BAZ})
                 under_foo = Counter()
-                for line in self.merge(data).splitlines():
-                    stack, w = line.rsplit(" ", 1)
+                for stack, w in folded(self.merge(data)):
                     frames = stack.split(";")
                     if "foo (fbb.py)" in frames:
-                        under_foo[frames[-1]] += int(w)
+                        under_foo[frames[-1]] += w
                 self.assertLessEqual({"foo (fbb.py)", "bar (fbb.py)", "baz (fbb.py)", "[syscall write]"},
                                      set(under_foo))
                 self.assertTrue(all(f.endswith("(fbb.py)") or f.startswith("[syscall ") for f in under_foo),
@@ -158,9 +158,8 @@ class Calls(SharedScratch):
                 # exclusive (self) of bar and baz as the table has them: only foo calls them
                 self.assertEqual(under_foo["bar (fbb.py)"], rows["bar (fbb.py)"][1])
                 self.assertEqual(under_foo["baz (fbb.py)"], rows["baz (fbb.py)"][1])
-                latency = sum(int(line.rsplit(" ", 1)[1])
-                              for line in self.merge("--weight", "latency-ns", data).splitlines()
-                              if line.rsplit(" ", 1)[0].endswith(";foo (fbb.py)"))
+                latency = sum(w for stack, w in folded(self.merge("--weight", "latency-ns", data))
+                              if stack.endswith(";foo (fbb.py)"))
                 self.assertEqual(latency, total)
 
     def test_generator_called_once_resumed_n_times(self):

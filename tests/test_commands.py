@@ -16,9 +16,9 @@ import textwrap
 import unittest
 
 import harness
-from harness import RECORD, PYPATH, run
+from harness import RECORD, PYPATH, python, run
 
-PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
+PYTHON = os.environ.get("TEST_PYTHON") or python("3.12")
 
 # Children of every kind, each burning CPU in a function named for its kind
 # (enough for hundreds of samples), each printing "KIND PID".

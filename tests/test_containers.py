@@ -23,10 +23,9 @@ import tempfile
 import textwrap
 import unittest
 
-from harness import RECORD, PYPATH, spin
+from harness import RECORD, PYPATH, TIMEOUT, child_env, folded as parse_folded, spin
 
 PYTHON = [p for p in os.environ["TEST_PYTHONS"].split(":") if p and "-fp" not in p][-1]
-TIMEOUT = 300   # for any one command: a bound, never reached when things work
 DEADLINE = 120  # seconds a contained program runs at most
 MIN_SHARE = 0.9
 
@@ -61,14 +60,13 @@ def shares(folded, pid=None):
     its known functions) in pymerge --pid --view python output; the app's
     processes are pid, or every python process."""
     total = known = 0
-    for line in folded.splitlines():
-        stack, _, weight = line.rpartition(" ")
+    for stack, weight in parse_folded(folded):
         root = stack.split(";")[0]
         comm, _, p = root.rpartition("-")
         if (pid and p != str(pid)) or (not pid and not comm.startswith("python")):
             continue
-        total += int(weight)
-        known += int(weight) if any(k in stack for k in KNOWN) else 0
+        total += weight
+        known += weight if any(k in stack for k in KNOWN) else 0
     return total, known / total if total else 0
 
 
@@ -123,7 +121,7 @@ class Containers(unittest.TestCase):
     def run_to_end(self, argv, **kw):
         """Runs argv to its end (killed by tearDown should it hang)."""
         p = self.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=dict(os.environ, PYTHONPATH=PYPATH), **kw)
+                       env=child_env(), **kw)
         out, err = p.communicate(timeout=TIMEOUT)
         return p.returncode, out, err
 

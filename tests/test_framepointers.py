@@ -15,6 +15,7 @@ import os
 import subprocess
 import unittest
 
+import harness
 from harness import RECORD, PYMERGE, Scratch, SharedScratch, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,22 +44,13 @@ def pymerge(*args):
 
 def folded(data, *opts):
     """{frames (root first, process name dropped): samples} of the python view."""
-    out = {}
-    for line in pymerge("--view", "python", "--weight", "samples", *opts, data).stdout.splitlines():
-        stack, _, n = line.rpartition(" ")
-        frames = tuple(stack.split(";")[1:])
-        out[frames] = out.get(frames, 0) + int(n)
-    return out
+    text = pymerge("--view", "python", "--weight", "samples", *opts, data).stdout
+    return dict(harness.folded_sums(text, key=lambda stack: tuple(stack.split(";")[1:])))
 
 
 def shares(stacks):
     """Each frame's inclusive share of the samples, in points."""
-    total = sum(stacks.values())
-    inclusive = {}
-    for frames, n in stacks.items():
-        for f in set(frames):
-            inclusive[f] = inclusive.get(f, 0) + n
-    return {f: 100.0 * n / total for f, n in inclusive.items()}
+    return {f: 100.0 * s for f, s in harness.shares(stacks.items()).items()}
 
 
 def heaviest(stacks, frame):

@@ -25,13 +25,12 @@ import time
 import unittest
 from collections import Counter
 
-from harness import PYPATH, PYTHONS, child_env
+from harness import PYPATH, PYTHONS, TIMEOUT, child_env
 
 NOMARKERS = os.environ.get("NOMARKERS_PATH", "")
 NOMARKERS_PYTHON = os.environ.get("NOMARKERS_PYTHON", "")
 SYSTEM_PYTHON = os.environ.get("SYSTEM_PYTHON", "")
 BENCH = os.environ.get("BENCH", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-TIMEOUT = 120
 
 FOO, BAR, BAZ, GCS, AUDITS = 3, 4, 5, 7, 6
 # The program: says it has loaded the extension (argv[1] + ".loaded": tools

@@ -22,13 +22,12 @@ import unittest
 from collections import Counter
 
 from harness import (RECORD, PYMERGE, PYPATH, PYTHONS, SharedScratch, assert_users_frames_only,
-                     program, run)
+                     program, run, folded as parse_folded)
 
 EARLY_ALLOC = os.environ.get("EARLY_ALLOC", "")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else sys.executable)
 PRELOAD = os.path.join(PYPATH, "pyperfmap", "libpyperfmap-preload.so")
 RATE = "32768"
-TIMEOUT = 600
 
 # A leak with a normal exit beside millions of small objects a second, as
 # the program itself counts them (its docstring says what it prints).
@@ -123,12 +122,11 @@ if __name__ == "__main__":
 def by_function(folded, names):
     """{name: weight of the stacks through it} of pymerge's folded output."""
     by = Counter()
-    for line in folded.splitlines():
-        stack, w = line.rsplit(" ", 1)
+    for stack, w in parse_folded(folded):
         frames = stack.split(";")
         for n in names:
             if any(f.startswith(n + " ") for f in frames):
-                by[n] += int(w)
+                by[n] += w
     return by
 
 

@@ -16,7 +16,7 @@ import unittest
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PYMERGE, go_env, run  # noqa: E402
+from harness import PYMERGE, folded_sums, go_env, run  # noqa: E402
 # test_pprof's program (two hot functions and a sleeping one), recorded
 from test_pprof import PYTHON, PymergeCase, raw_stacks, record_burn  # noqa: E402
 
@@ -25,11 +25,7 @@ HOSTS = ("a", "b", "c")
 
 def folded_lines(text):
     """{whole folded line without its count: weight}."""
-    out = Counter()
-    for line in text.splitlines():
-        stack, w = line.rsplit(" ", 1)
-        out[stack] += int(w)
-    return out
+    return folded_sums(text)
 
 
 class MergeTest(PymergeCase):

@@ -20,7 +20,9 @@ import unittest
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 
-from harness import RECORD, PYMERGE, PYPATH, SCRIPTS, SharedScratch, assert_users_frames_only, run, spin
+import harness
+from harness import (RECORD, PYMERGE, SCRIPTS, SharedScratch, assert_users_frames_only, child_env,
+                     python, run, spin)
 
 sys.path.insert(0, SCRIPTS)
 from pyperfrecord.probes import probes_lock  # noqa: E402
@@ -62,7 +64,7 @@ function poll() {
 }
 setTimeout(poll, 500);
 </script></body></html>"""
-PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHON = python("3.12")
 # A probe of this test's own, group and event: perf probe refuses an event
 # name that any group of the system has, and test_events and
 # pyperf-record's alloc modes (other suites, run meanwhile) probe malloc.
@@ -208,11 +210,7 @@ for _ in range(100):
 
 def folded(text):
     """[(frames, weight)] of folded output."""
-    out = []
-    for line in text.splitlines():
-        stack, w = line.rsplit(" ", 1)
-        out.append((stack.split(";"), int(w)))
-    return out
+    return [(stack.split(";"), w) for stack, w in harness.folded(text)]
 
 
 def cut_by_z(data):
@@ -326,7 +324,7 @@ class Modes(SharedScratch):
         stop = os.path.join(self.dir, "attached.stop")
         out = os.path.join(self.dir, "attached")
         proc = subprocess.Popen([PYTHON, "-m", "pyperfmap", script, stop], stdout=subprocess.PIPE,
-                                env=dict(os.environ, PYTHONPATH=PYPATH), universal_newlines=True)
+                                env=child_env(), universal_newlines=True)
         try:
             self.assertEqual(proc.stdout.readline(), "ready\n")
             t = time.monotonic()
@@ -463,7 +461,7 @@ class Modes(SharedScratch):
         perf = subprocess.Popen(["perf", "record", "-q", "-o", "-", "-m", "128M", "-e", "raw_syscalls:sys_enter",
                                  "-e", "raw_syscalls:sys_exit/call-graph=no/", "--call-graph", "dwarf,16384",
                                  "--", PYTHON, "-m", "pyperfmap", script],
-                                stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=PYPATH))
+                                stdout=subprocess.PIPE, env=child_env())
         r = subprocess.run([PYMERGE, "--view", "python", "-"], stdin=perf.stdout, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
         perf.stdout.close()
@@ -674,7 +672,7 @@ class Modes(SharedScratch):
         ready = os.path.join(self.dir, "sleeper-%s.ready" % mode)
         with open(script, "w") as f:
             f.write("import sys, time\nopen(sys.argv[1], 'w').close()\nwhile True: time.sleep(0.1)\n")
-        env = dict(os.environ, PYTHONPATH=PYPATH)
+        env = child_env()
         out = os.path.join(self.dir, "sigint-" + mode)
         proc = subprocess.Popen([RECORD, "--mode", mode, "-o", out] + list(opts) + ["--", PYTHON, script, ready],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -25,6 +25,7 @@ import tempfile
 import time
 import unittest
 
+import harness
 from harness import HERE, PYMERGE, PYTHONS, RECORD, Scratch, child_env, run
 
 PY_SPY = "py-spy==0.4.3"
@@ -82,21 +83,18 @@ def py_spy():
     return exe
 
 
-def shares(folded):
+def shares(text):
     """{Python function: its inclusive share of the samples under run(),
     in points}, and how many samples that is: each stack counted once
     under every function it holds; the interpreter's start and py-spy's
     attaching left out."""
-    counts, total = {}, 0
-    for line in folded.splitlines():
-        stack, _, n = line.rpartition(" ")
+    stacks = []
+    for stack, n in harness.folded(text):
         names = {m.group(1) for m in map(PYFRAME.match, stack.split(";")) if m}
-        if "run" not in names:
-            continue
-        total += int(n)
-        for name in names:
-            counts[name] = counts.get(name, 0) + int(n)
-    return {k: 100.0 * v / max(total, 1) for k, v in counts.items()}, total
+        if "run" in names:
+            stacks.append((names, n))
+    return ({k: 100.0 * v for k, v in harness.shares(stacks).items()},
+            sum(n for _, n in stacks))
 
 
 class Peers(Scratch):

@@ -15,9 +15,9 @@ import time
 import unittest
 from collections import Counter
 
-from harness import RECORD, PYMERGE, PYPATH, SharedScratch, go_env, run, spin
+from harness import RECORD, PYMERGE, SharedScratch, folded_sums, go_env, python, run, spin
 
-PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHON = python("3.12")
 
 # Two hot functions of different weight and a sleeping one, for the wall view.
 BURN = spin("spin") + r"""
@@ -103,11 +103,7 @@ func main() {
 
 def folded_stacks(text):
     """{stack without its root label: weight} of folded text."""
-    out = Counter()
-    for line in text.splitlines():
-        stack, w = line.rsplit(" ", 1)
-        out[tuple(stack.split(";")[1:])] += int(w)
-    return out
+    return folded_sums(text, key=lambda stack: tuple(stack.split(";")[1:]))
 
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+(?:\s+\d+)*): ((?:\d+ )*\d*)\s*$")
@@ -174,8 +170,7 @@ def record_burn(tmp, name, *args, program=BURN):
         f.write(program)
     out = os.path.join(tmp, name)
     started = time.time()
-    r = run([RECORD] + list(args) + ["-o", out, "--", PYTHON, script],
-            env=dict(os.environ, PYTHONPATH=PYPATH))
+    r = run([RECORD] + list(args) + ["-o", out, "--", PYTHON, script])
     if r.returncode != 0:
         raise AssertionError("pyperf-record failed: " + r.stderr)
     return os.path.join(out, "perf.data"), started, time.time()

@@ -13,7 +13,7 @@ import tempfile
 import textwrap
 import unittest
 
-from harness import RECORD, PYMERGE, PYPATH, PYTHONS, program
+from harness import RECORD, PYMERGE, PYTHONS, child_env, program
 
 
 # About 50,000 write()s a second for 4 s from two functions, one write in
@@ -65,7 +65,7 @@ class Syscalls(unittest.TestCase):
         with open(prog, "w") as f:
             f.write(textwrap.dedent(source))
         out = os.path.join(self.dir, "rec")
-        env = dict(os.environ, PYTHONPATH=PYPATH)
+        env = child_env()
         r = subprocess.run([RECORD, "--mode", "syscalls", "-o", out, "--", self.python, prog],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                            env=env, timeout=300)

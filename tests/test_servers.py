@@ -19,7 +19,7 @@ import sys
 import unittest
 from collections import Counter
 
-from harness import HERE, PYMERGE, RECORD, Scratch, child_env, output, program, run
+from harness import HERE, PYMERGE, RECORD, Scratch, child_env, folded as parse_folded, output, program, run
 
 sys.path.insert(0, os.path.join(HERE, "programs"))
 from unix_http import answers, load  # noqa: E402
@@ -31,11 +31,10 @@ def shares(folded, keep=lambda stack: True):
     """(weight of the stacks keep() accepts, the part of it under
     [truncated]) of folded text."""
     total = truncated = 0
-    for line in folded.splitlines():
-        stack, w = line.rsplit(" ", 1)
+    for stack, w in parse_folded(folded):
         if keep(stack):
-            total += int(w)
-            truncated += int(w) if "[truncated]" in stack else 0
+            total += w
+            truncated += w if "[truncated]" in stack else 0
     return total, truncated
 
 
@@ -57,8 +56,8 @@ class SelectWait(Scratch):
     def check_complete(self, mode):
         folded, err = self.record(mode)
         total, truncated = shares(folded)
-        waits = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines()
-                    if l.startswith("python3;<module> (select_alarm.py);main (select_alarm.py);"
+        waits = sum(w for s, w in parse_folded(folded)
+                    if s.startswith("python3;<module> (select_alarm.py);main (select_alarm.py);"
                                     "wait_loop (select_alarm.py);"))
         print("%s: %.1f%% of the weight truncated, %.1f%% under wait_loop\n%s"
               % (mode, 100.0 * truncated / total, 100.0 * waits / total, err))
@@ -97,8 +96,7 @@ class Greenlets(Scratch):
         run([RECORD, "-o", out, "--", PYTHON, prog, "100"], check=True)
         folded = output([PYMERGE, "--view", "python", "--weight", "samples", out + "/perf.data"])
         total, truncated = shares(folded, lambda s: "greenlet_body (greenlets.py)" in s)
-        rooted = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines()
-                     if l.startswith("python3;greenlet_body (greenlets.py)"))
+        rooted = sum(w for s, w in parse_folded(folded) if s.startswith("python3;greenlet_body (greenlets.py)"))
         print("%d samples under greenlet_body, %d truncated, %d right under the root"
               % (total, truncated, rooted))
         self.assertGreater(total, 100, folded)
@@ -121,12 +119,11 @@ class NamedWaits(Scratch):
         took = json.loads(output([RECORD, "--mode", "wall", "-o", out, "--", PYTHON, prog, "1.5"]))
         data = out + "/perf.data"
         leaves = Counter()
-        for line in output([PYMERGE, "--view", "python", data]).splitlines():
-            stack, w = line.rsplit(" ", 1)
+        for stack, w in parse_folded(output([PYMERGE, "--view", "python", data])):
             frames = stack.split(";")
             if "worker (lock_waits.py)" in frames:
-                leaves[tuple(frames[-2:])] += int(w)
-                leaves["all"] += int(w)
+                leaves[tuple(frames[-2:])] += w
+                leaves["all"] += w
         share = {k: 100.0 * v / leaves["all"] for k, v in leaves.items()}
         print("measured %s; profile %s" % (took, sorted(share.items(), key=lambda kv: -kv[1])[:6]))
         for fn, leaf, measured in (("take", "lock", "acquire"), ("nap", "sleep", "sleep")):

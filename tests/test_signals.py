@@ -22,12 +22,11 @@ import tempfile
 import time
 import unittest
 
-from harness import PYMERGE, PYPATH, PYTHONS, RECORD, SCRIPTS, child_env
+from harness import PYMERGE, PYTHONS, RECORD, SCRIPTS, TIMEOUT, child_env
 
 TOP = os.path.join(SCRIPTS, "pyperf-top")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0] if PYTHONS else "python3")
 SOCKET = "pyperf-signals-test-%d" % os.getpid()
-TIMEOUT = 180
 # Every mode, with and without --exact: the probes, mounts and folders of
 # each are what a stop must leave right.
 MODES = (["cpu"], ["wall"], ["offcpu"], ["syscalls"], ["alloc"], ["alloc", "--exact"],

@@ -5,9 +5,9 @@ import os
 import re
 import unittest
 
-from harness import PYMERGE, RECORD, SharedScratch, go_env, program, run
+from harness import PYMERGE, RECORD, SharedScratch, go_env, program, python, run
 
-PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHON = python("3.12")
 
 
 def span_rows(text):

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import unittest
 
-from harness import RECORD, PYMERGE, output, run
+from harness import RECORD, PYMERGE, folded_sums, output, run
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,12 +110,8 @@ class Stripped(unittest.TestCase):
 
 
 def folded(text):
-    out = {}
-    for line in text.splitlines():
-        stack, _, n = line.rpartition(" ")
-        frames = tuple(stack.split(";")[1:])
-        out[frames] = out.get(frames, 0) + int(n)
-    return out
+    """{frames without the root: weight} of folded text."""
+    return dict(folded_sums(text, key=lambda stack: tuple(stack.split(";")[1:])))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from harness import PYPATH, PYTHONS, SCRIPTS, check_recorded_maps
+from harness import PYTHONS, SCRIPTS, check_recorded_maps, child_env, run
 
 TOP = os.path.join(SCRIPTS, "pyperf-top")
 # The specialized eval loop of 3.12 runs a `for ... in range` loop without
@@ -27,7 +27,6 @@ TOP = os.path.join(SCRIPTS, "pyperf-top")
 PYTHON = next((p for p in PYTHONS if "3.12" in p), PYTHONS[0])
 SOCKET = "pyperf-top-test-%d" % os.getpid()
 SOCKET_PATH = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), SOCKET)
-TIMEOUT = 120
 
 # hottest_loop has most of the self time; helper_sum less, under
 # middle_caller; main and <module> have the biggest total.
@@ -74,11 +73,6 @@ with open("/dev/null", "wb", buffering=0) as f:
 """
 
 
-def env():
-    e = dict(os.environ, PYTHONPATH=PYPATH)
-    return e
-
-
 def tmux(*args, check=True):
     return subprocess.run(["tmux", "-L", SOCKET] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, check=check,
@@ -113,9 +107,7 @@ def first_row(text):
 
 
 def pymerge_python(folder):
-    return subprocess.run(["pymerge", "--view", "python", os.path.join(folder, "perf.data")],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                          timeout=TIMEOUT)
+    return run(["pymerge", "--view", "python", os.path.join(folder, "perf.data")])
 
 
 @unittest.skipUnless(shutil.which("tmux"), "needs tmux")
@@ -133,7 +125,7 @@ class TestTop(unittest.TestCase):
     def start(self, args, cols=160, rows=45):
         """pyperf-top ARGS in a tmux pane of cols x rows; the pane stays,
         with EXIT=status, when it ends."""
-        e = env()
+        e = child_env()
         cmd = "env PYTHONPATH=%s PATH=%s /usr/bin/python3 %s %s; echo EXIT=$?; sleep 600" % (
             shlex.quote(e["PYTHONPATH"]), shlex.quote(e["PATH"]), shlex.quote(TOP),
             " ".join(shlex.quote(a) for a in args))
@@ -213,9 +205,7 @@ class TestTop(unittest.TestCase):
     def test_not_a_tty(self):
         """stdout a pipe: a plain table every interval, hottest first."""
         out = os.path.join(self.dir, "plain")
-        p = subprocess.run(["/usr/bin/python3", TOP, "-o", out, "--", PYTHON, self.prog, "4"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
-                           universal_newlines=True, timeout=TIMEOUT)
+        p = run(["/usr/bin/python3", TOP, "-o", out, "--", PYTHON, self.prog, "4"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("\033", p.stdout)      # no escape codes
         tables = [t for t in p.stdout.split("\n\n") if "FUNCTION" in t]
@@ -229,12 +219,8 @@ class TestTop(unittest.TestCase):
         end with x, each stack in three views (native | mixed | python)
         whose python part is the python view's stack."""
         out = os.path.join(self.dir, "fmt")
-        subprocess.run(["/usr/bin/python3", TOP, "-o", out, "--", PYTHON, self.prog, "3"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env(), timeout=TIMEOUT,
-                       check=True)
-        p = subprocess.run(["pymerge", "--format", "live", "--interval", "0.5",
-                            os.path.join(out, "perf.data")], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+        run(["/usr/bin/python3", TOP, "-o", out, "--", PYTHON, self.prog, "3"], check=True)
+        p = run(["pymerge", "--format", "live", "--interval", "0.5", os.path.join(out, "perf.data")])
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
         self.assertEqual(lines[0], "h cpu-ns")
@@ -269,10 +255,8 @@ class TestTop(unittest.TestCase):
                                    ("syscalls", "[syscall write]", "writer (waits.py)")):
             for sort, first in (("self", leaf), ("total", "<module> (waits.py)")):
                 out = os.path.join(self.dir, mode)
-                p = subprocess.run(["/usr/bin/python3", TOP, "-o", out, "--mode", mode, "--sort", sort,
-                                    "--", PYTHON, prog, "4"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=env(), universal_newlines=True,
-                                   timeout=TIMEOUT)
+                p = run(["/usr/bin/python3", TOP, "-o", out, "--mode", mode, "--sort", sort,
+                         "--", PYTHON, prog, "4"])
                 self.assertEqual(p.returncode, 0, p.stderr)
                 tables = [t for t in p.stdout.split("\n\n") if "FUNCTION" in t]
                 self.assertGreaterEqual(len(tables), 3, p.stdout)
@@ -283,13 +267,11 @@ class TestTop(unittest.TestCase):
     def test_pid_that_exits(self):
         """-p of a process that exits while watched: the view ends by
         itself, says so, and leaves a folder pymerge reads."""
-        target = subprocess.Popen([PYTHON, self.prog, "4"], env=env())
+        target = subprocess.Popen([PYTHON, self.prog, "4"], env=child_env())
         self.addCleanup(target.kill)
         time.sleep(0.5)
         out = os.path.join(self.dir, "attached")
-        p = subprocess.run(["/usr/bin/python3", TOP, "-o", out, "-p", str(target.pid)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
-                           universal_newlines=True, timeout=TIMEOUT)
+        p = run(["/usr/bin/python3", TOP, "-o", out, "-p", str(target.pid)])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("pyperf-top: PID %d exited; the view ended" % target.pid, p.stderr)
         merged = pymerge_python(out)
@@ -299,9 +281,7 @@ class TestTop(unittest.TestCase):
     def test_modes_without_a_live_view(self):
         """offcpu, alloc, leaks, calls: refused in one line."""
         for mode in ("offcpu", "alloc", "leaks", "calls"):
-            p = subprocess.run(["/usr/bin/python3", TOP, "--mode", mode, "--", PYTHON, self.prog, "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(),
-                               universal_newlines=True, timeout=TIMEOUT)
+            p = run(["/usr/bin/python3", TOP, "--mode", mode, "--", PYTHON, self.prog, "1"])
             self.assertEqual(p.returncode, 2)
             self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
             self.assertIn("--mode %s has no live view" % mode, p.stderr)

@@ -11,9 +11,10 @@ import textwrap
 import time
 import unittest
 
-from harness import SCRIPTS, RECORD, PYPATH, Scratch, assert_users_frames_only, run, spin
+from harness import SCRIPTS, RECORD, PYPATH, Scratch, assert_users_frames_only, child_env, python, run, spin
+from harness import folded as harness_folded
 
-PYTHON = os.environ.get("TEST_PYTHON", "/root/.pyenv/versions/3.12.1/bin/python3.12")
+PYTHON = os.environ.get("TEST_PYTHON") or python("3.12")
 
 # Three nested Python calls, the innermost spinning.
 NESTED = spin("leaf") + """
@@ -107,14 +108,13 @@ class Record(Scratch):
         folded = run(["pymerge", os.path.join(out, "perf.data")])
         self.assertEqual(folded.returncode, 0, folded.stderr)
         python = hooks = 0
-        for line in folded.stdout.splitlines():
-            stack, weight = line.rsplit(" ", 1)
+        for stack, weight in harness_folded(folded.stdout):
             if "leaf (app.py)" not in stack:
                 continue
-            python += int(weight)
+            python += weight
             frames = stack.split(";")
             if any(f.startswith("pyperfmap_") for f in frames[frames.index("outer (app.py)"):]):
-                hooks += int(weight)
+                hooks += weight
         self.assertGreater(python, 0, folded.stdout[:3000])
         self.assertEqual(hooks, 0, folded.stdout[:3000])
         assert_users_frames_only(os.path.join(out, "perf.data"))
@@ -156,9 +156,8 @@ class Record(Scratch):
                     sum(range(1000))
             spin_forever()
         """)
-        e = dict(os.environ, PYTHONPATH=PYPATH)
         p = subprocess.Popen([PYTHON, "-m", "pyperfmap", app], stdout=subprocess.PIPE,
-                             universal_newlines=True, env=e)
+                             universal_newlines=True, env=child_env())
         try:
             pid = int(p.stdout.readline())
             out = os.path.join(self.dir, "rec")
@@ -243,7 +242,7 @@ class Record(Scratch):
         args = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + args
         env = {"HOME": home, "PYTHONPATH": os.path.join(self.dir, "lib")}
         if background:
-            return subprocess.Popen(args, env=dict(os.environ, **env), stderr=subprocess.PIPE,
+            return subprocess.Popen(args, env=child_env(env), stderr=subprocess.PIPE,
                                     universal_newlines=True)
         return run(args, env=env, **kw)
 
@@ -300,9 +299,9 @@ class Record(Scratch):
         self.assertTrue(maps, (os.listdir(out), r.stderr))
         folded = self.as_nobody([self.pymerge, os.path.join(out, "perf.data")])
         self.assertEqual(folded.returncode, 0, folded.stderr)
-        python = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines()
-                     if ";outer (app.py);middle (app.py);leaf (app.py)" in l)
-        total = sum(int(l.rsplit(" ", 1)[1]) for l in folded.stdout.splitlines())
+        python = sum(w for s, w in harness_folded(folded.stdout)
+                     if ";outer (app.py);middle (app.py);leaf (app.py)" in s)
+        total = sum(w for _, w in harness_folded(folded.stdout))
         self.assertGreater(python, total / 2, folded.stdout[:3000])
 
     def plant_map(self, pid, mode=0o600, mtime=None):
@@ -326,7 +325,7 @@ class Record(Scratch):
         prog = ("echo $$ > %s; while [ ! -e %s ]; do sleep 0.01; done; "
                 "exec perl -e '$t = time + 1; 1 while time < $t'" % (pidfile, go))
         rec = subprocess.Popen([sys.executable, RECORD, "-o", out, "--", PYTHON, self.launcher(prog)],
-                               env=dict(os.environ, PYTHONPATH=PYPATH), stderr=subprocess.PIPE,
+                               env=child_env(), stderr=subprocess.PIPE,
                                universal_newlines=True)
         pid = self.wait_pid(pidfile, rec)
         self.plant_map(pid, mode=0o644, mtime=time.time() - 3600)

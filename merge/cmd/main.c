@@ -2,6 +2,7 @@
  * exit status (decided here only).  Inputs load in input.c, formats are in
  * writer.c's table, comparisons in diff.c, sums of profiles in merge.c. */
 #include "byspan.h"
+#include "contract.h"
 #include "diff.h"
 #include "events.h"
 #include "input.h"
@@ -820,8 +821,9 @@ static int parse_options(struct cli *c, int argc, char **argv)
     return 0;
 }
 
-/* The one exception to "exit statuses are decided in main()": running out
- * of memory ends the process where it happens (util.h). */
+/* One of the two exceptions to "exit statuses are decided in main.c"
+ * (util.h names both): running out of memory ends the process where it
+ * happens. */
 static void out_of_memory(void)
 {
     warnx_("out of memory");
@@ -852,7 +854,7 @@ static int run(struct cli *c, int argc, char **argv)
     }
     if (rest > 1)
         return usage_error("give one input at most (%d given)", rest);
-    const char *path = rest ? argv[optind] : "perf.data";
+    const char *path = rest ? argv[optind] : CONTRACT_FILE_DATA;
     if (c->writer == writer__find("live")) {
         if (c->output || c->list_events)    /* its snapshots go to standard output as they come */
             return usage_error("--format live: writes to standard output, without -o or --events");

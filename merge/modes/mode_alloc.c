@@ -1,6 +1,7 @@
 /* mode_alloc.c - the alloc and leaks modes: the allocator's probes and
  * mmap calls (alloc), paired with their returns and the frees into the
  * blocks still live (leaks, through leaks.c). */
+#include "contract.h"
 #include "mode_ops.h"
 #include "util.h"
 
@@ -12,7 +13,7 @@
 
 static int sampled_found(struct perf_reader *r)
 {
-    return modes__has_probe(r, "py_alloc") || modes__has_probe(r, "c_alloc");
+    return modes__has_probe(r, CONTRACT_EVENT_PY_ALLOC) || modes__has_probe(r, CONTRACT_EVENT_C_ALLOC);
 }
 
 /* Sampled allocations with their frees, or the C allocator's entries with
@@ -20,7 +21,8 @@ static int sampled_found(struct perf_reader *r)
 static int leaks_found(struct perf_reader *r)
 {
     if (sampled_found(r))
-        return modes__has_probe(r, "py_free") || modes__has_probe(r, "c_free");
+        return modes__has_probe(r, CONTRACT_EVENT_PY_FREE) ||
+               modes__has_probe(r, CONTRACT_EVENT_C_FREE);
     return modes__has_probe(r, "malloc__return") && modes__has_probe(r, "free");
 }
 
@@ -53,11 +55,13 @@ static enum role probe_role(const struct modes *m, const struct pd_attr *a,
     }
     if (leaks && modes__is_probe(a->name, "free"))
         role = ROLE_FREE;
-    if (modes__is_probe(a->name, "py_alloc") || modes__is_probe(a->name, "c_alloc"))
+    if (modes__is_probe(a->name, CONTRACT_EVENT_PY_ALLOC) ||
+        modes__is_probe(a->name, CONTRACT_EVENT_C_ALLOC))
         role = ROLE_SAMPLED, f->fn = LEAK_MALLOC;
-    if (leaks && (modes__is_probe(a->name, "py_free") || modes__is_probe(a->name, "c_free")))
+    if (leaks && (modes__is_probe(a->name, CONTRACT_EVENT_PY_FREE) ||
+                  modes__is_probe(a->name, CONTRACT_EVENT_C_FREE)))
         role = ROLE_SAMPLED_FREE;
-    if (leaks && modes__is_probe(a->name, "finalize"))
+    if (leaks && modes__is_probe(a->name, CONTRACT_EVENT_FINALIZE))
         return ROLE_FINALIZE;
     if (!leaks && event_matches(a->name, "syscalls:sys_enter_mmap"))
         role = ROLE_ALLOC, *size = "len";
@@ -75,17 +79,17 @@ static int alloc_fields(struct modes *m, const struct pd_attr *a, enum role role
     const char *missing = NULL;
     if (need_size && modes__field(m, a, size, &f->bytes) < 0)
         missing = size;
-    else if (need_ptr && modes__field(m, a, "ptr", &f->ptr) < 0)
-        missing = "ptr";
-    else if (sampled && modes__field(m, a, "weight", &f->weight) < 0)
-        missing = "weight";
+    else if (need_ptr && modes__field(m, a, CONTRACT_FIELD_PTR, &f->ptr) < 0)
+        missing = CONTRACT_FIELD_PTR;
+    else if (sampled && modes__field(m, a, CONTRACT_FIELD_WEIGHT, &f->weight) < 0)
+        missing = CONTRACT_FIELD_WEIGHT;
     if (missing) {
         modes__no_field(m, a->name, missing);
         return -EINVAL;
     }
     f->has_nmemb = modes__field(m, a, "nmemb", &f->nmemb) == 0;
     f->has_flags = f->fn == ALLOC_MMAP && modes__field(m, a, "flags", &f->flags) == 0;
-    f->has_ptr = need_ptr || modes__field(m, a, "ptr", &f->ptr) == 0;
+    f->has_ptr = need_ptr || modes__field(m, a, CONTRACT_FIELD_PTR, &f->ptr) == 0;
     return 0;
 }
 
@@ -105,7 +109,7 @@ static int alloc_start(struct modes *m, struct perf_reader *r)
  * pointer at a return, a free and a realloc's entry. */
 static int alloc_role(struct modes *m, const struct pd_attr *a, size_t i)
 {
-    const char *size = "bytes";
+    const char *size = CONTRACT_FIELD_BYTES;
     enum role role = probe_role(m, a, &m->af[i], &size);
     if (role != ROLE_NONE && role != ROLE_FINALIZE &&
         alloc_fields(m, a, role, &m->af[i], size) < 0)

@@ -2,6 +2,7 @@
  * probes, which pyperf-record names function__entry and function__return
  * in its group (and system calls, when recorded), without stacks; calls.c
  * makes the stacks, each call a span. */
+#include "contract.h"
 #include "mode_ops.h"
 #include "util.h"
 
@@ -42,7 +43,7 @@ static int calls_role(struct modes *m, const struct pd_attr *a, size_t i)
     if (role == ROLE_NONE)
         return role;
     int sys = role == ROLE_SYS_ENTER || role == ROLE_SYS_EXIT;
-    const char *key = sys ? "id" : "tramp";
+    const char *key = sys ? "id" : CONTRACT_FIELD_TRAMP;
     if (modes__field(m, a, key, &m->f_key[i]) < 0 &&
         (sys || modes__field(m, a, "arg1", &m->f_key[i]) < 0)) {
         modes__no_field(m, a->name, key);

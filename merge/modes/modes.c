@@ -1,5 +1,6 @@
 /* modes.c - the table of modes, and the dispatch to their rows (see
  * modes.h and mode_ops.h). */
+#include "contract.h"
 #include "mode_ops.h"
 #include "syscalls.h"
 #include "util.h"
@@ -42,7 +43,8 @@ int modes__has_event(struct perf_reader *r, const char *want)
 int modes__is_probe(const char *name, const char *probe)
 {
     const char *colon = strchr(name, ':');
-    if (!colon || (strncmp(name, "pyperf_", 7) && strncmp(name, "sdt_pyperfmap:", 14)))
+    static const char group[] = CONTRACT_PROBE_GROUP_PREFIX;
+    if (!colon || (strncmp(name, group, sizeof(group) - 1) && strncmp(name, "sdt_pyperfmap:", 14)))
         return 0;
     return event_matches(colon + 1, probe);
 }

@@ -1,5 +1,6 @@
 /* elfsyms.c - ELF symbol tables through libelf (see elfsyms.h). */
 #include "elfsyms.h"
+#include "contract.h"
 #include "util.h"
 
 #include <errno.h>
@@ -272,7 +273,8 @@ static int open_archived(struct elf_file *f, const char *archive, const char *na
     if (!archive || !size)
         return -ENOENT;
     bid_hex(hex, want, size);
-    int n = snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/%s", archive, hex, hex + 2, name);
+    int n = snprintf(cand, sizeof(cand), "%s/" CONTRACT_DIR_BUILD_ID "/%.2s/%s/%s", archive, hex,
+                     hex + 2, name);
     if (n < 0 || (size_t)n >= sizeof(cand))
         return -ENAMETOOLONG;
     return open_copy(f, cand, want, size, used);

@@ -347,13 +347,3 @@ size_t session__n_processes(const struct session *s)
 {
     return s->procs.n;
 }
-
-size_t session__n_dsos(const struct session *s)
-{
-    return s->n_dsos;
-}
-
-const struct dso *session__dso(const struct session *s, size_t id)
-{
-    return s->dsos[id];
-}

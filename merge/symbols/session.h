@@ -85,7 +85,5 @@ const struct mapping *process__find(const struct process *p, uint64_t addr);
 const struct dso *process__program(const struct process *p);
 
 size_t session__n_processes(const struct session *s);
-size_t session__n_dsos(const struct session *s);
-const struct dso *session__dso(const struct session *s, size_t id);
 
 #endif

@@ -9,6 +9,7 @@
 #include "symbols.h"
 
 #include "container.h"
+#include "contract.h"
 #include "elfsyms.h"
 #include "idmap.h"
 #include "intern.h"
@@ -541,7 +542,8 @@ static int load_perfmap(struct symbols *sy, struct dso_syms *ds, const struct ds
         for (size_t i = 0; i < 2; i++) {
             if (!dirs[i])
                 continue;
-            snprintf(path, sizeof(path), "%s/perf-%u.map", dirs[i], pids[k]);
+            snprintf(path, sizeof(path), "%s/" CONTRACT_FILE_MAP_PREFIX "%u" CONTRACT_FILE_MAP_SUFFIX,
+                     dirs[i], pids[k]);
             if (try_perfmap(sy, ds, path, NULL) == 0)
                 return 0;
         }

@@ -5,6 +5,8 @@ import re
 import shutil
 import subprocess
 
+from pyperfrecord import contract
+
 
 def save_kallsyms(out_dir):
     try:
@@ -44,7 +46,7 @@ def archive_objects(perf, data, out_dir):
         if not re.fullmatch(r"[0-9a-f]{4,40}", bid) or path.startswith("[kernel"):
             continue    # kallsyms is saved on its own
         cached = os.path.join(cache, ".build-id", bid[:2], bid[2:])
-        dest = os.path.join(out_dir, ".build-id", bid[:2], bid[2:])
+        dest = os.path.join(out_dir, contract.DIR_BUILD_ID, bid[:2], bid[2:])
         wanted = {"elf": [os.path.join(cached, "elf"), os.path.join(cached, "vdso"), path],
                   "debug": [os.path.join(cached, "debug"),
                             "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])]}

@@ -14,7 +14,7 @@ import sys
 import time
 
 from pyperfrecord.archive import archive_objects, save_kallsyms
-from pyperfrecord import PROG, RecordError, warn
+from pyperfrecord import PROG, RecordError, contract, warn
 from pyperfrecord.procs import descendants, map_of, sampled_pids
 
 
@@ -47,11 +47,11 @@ def prepare(out):
     holds one recording), and returns the path perf.data goes to."""
     os.makedirs(out, exist_ok=True)
     for old in os.listdir(out):
-        if old.startswith(("perf.data", "perf-")) or old in ("kallsyms", "recording.txt"):
+        if old.startswith((contract.FILE_DATA, contract.FILE_MAP_PREFIX)) or old in ("kallsyms", "recording.txt"):
             os.unlink(os.path.join(out, old))
-        elif old == ".build-id":
+        elif old == contract.DIR_BUILD_ID:
             shutil.rmtree(os.path.join(out, old))
-    return os.path.join(out, "perf.data")
+    return os.path.join(out, contract.FILE_DATA)
 
 
 def copy_map(src, dst, since):
@@ -148,7 +148,7 @@ def restore_maps(out):
             shutil.copyfileobj(f, o)
         put += 1
     sys.stderr.write("%s: %d perf maps put back in /tmp, %d there already; perf report -i %s names their"
-                     " Python functions\n" % (PROG, put, len(names) - put, os.path.join(out, "perf.data")))
+                     " Python functions\n" % (PROG, put, len(names) - put, os.path.join(out, contract.FILE_DATA)))
     if other:
         warn("%s: another process with the same PID wrote %s since; perf report would name that"
              " process's functions (pymerge reads the folder's)" % (out, " ".join(other)))
@@ -165,7 +165,8 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         pids.update(descendants(pid))
     maps, copied = [], {}
     for p in sorted(pids):
-        src, dst = map_of(p), "perf-%d.map" % p  # named by the host's PID, as perf.data has it
+        # named by the host's PID, as perf.data has it
+        src, dst = map_of(p), contract.FILE_MAP_PREFIX + str(p) + contract.FILE_MAP_SUFFIX
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
             boxes.copy(p, os.path.join(out, lines_of(dst)), "lines")

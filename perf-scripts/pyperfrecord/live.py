@@ -1,4 +1,4 @@
-"""pyperf-top's view: pymerge --format live's snapshots (merge/live.h)
+"""pyperf-top's view: pymerge --format live's snapshots (merge/output/live.h)
 summed per function, for the last interval and the whole run, in any of
 the three views and for one thread or all; shown as a plain table or
 full-screen with curses."""

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from pyperfrecord import RecordError
+from pyperfrecord import RecordError, contract
 
 TRACEFS = "/sys/kernel/tracing"
 
@@ -36,24 +36,26 @@ TRACE_BUFFER = "128M"
 # (libpyperfmap/markers.h): the event each becomes and its arguments, the
 # trampoline's address and, at an entry, whether it is a call or a
 # resumption (the names pymerge's calls mode reads).
-CALL_PROBES = (("pyperfmap:call__entry", "function__entry", ("tramp", "kind")),
-               ("pyperfmap:call__return", "function__return", ("tramp",)))
+CALL_PROBES = (("pyperfmap:call__entry", "function__entry", (contract.FIELD_TRAMP, "kind")),
+               ("pyperfmap:call__return", "function__return", (contract.FIELD_TRAMP,)))
 # uprobes on the C allocator, x86-64 argument registers (rdi, rsi, rdx).
-# The requested size is the field "bytes" in each, so that one
-# --weight bytes reads them all; calloc also keeps its element count.
-ALLOC_PROBES = (
-    ("malloc", "bytes=%di:u64"),
-    ("calloc", "nmemb=%di:u64 bytes=%si:u64"),
-    ("realloc", "ptr=%di:u64 bytes=%si:u64"),
-    ("posix_memalign", "bytes=%dx:u64"),
-    ("aligned_alloc", "bytes=%si:u64"),
-)
+# The requested size is the same field ({b}: FIELD_BYTES) in each, so that
+# one --weight reads them all; {p} is the pointer (FIELD_PTR); calloc also
+# keeps its element count.
+ALLOC_PROBES = tuple((f, spec.format(p=contract.FIELD_PTR, b=contract.FIELD_BYTES)) for f, spec in (
+    ("malloc", "{b}=%di:u64"),
+    ("calloc", "nmemb=%di:u64 {b}=%si:u64"),
+    ("realloc", "{p}=%di:u64 {b}=%si:u64"),
+    ("posix_memalign", "{b}=%dx:u64"),
+    ("aligned_alloc", "{b}=%si:u64"),
+))
 # The leaks mode: the entries (with stacks), the pointers they return and
 # what free releases (no stacks: the entry's, or none, says it all).
 # posix_memalign returns its pointer through memory no return probe reads.
 LEAK_RETURNS = ("malloc", "calloc", "realloc", "aligned_alloc")
 LEAK_PROBES = tuple(p for p in ALLOC_PROBES if p[0] in LEAK_RETURNS) + tuple(
-    (f + "%return", "ptr=$retval:u64") for f in LEAK_RETURNS) + (("free", "ptr=%di:u64"),)
+    (f + "%return", contract.FIELD_PTR + "=$retval:u64") for f in LEAK_RETURNS) + (
+    ("free", contract.FIELD_PTR + "=%di:u64"),)
 
 
 def mount_tracefs():
@@ -120,7 +122,7 @@ class AllocProbes:
     count as callocs)."""
 
     def __init__(self, perf, libc, probes=ALLOC_PROBES):
-        self.perf, self.libc, self.group = perf, libc, "pyperf_%d" % os.getpid()
+        self.perf, self.libc, self.group = perf, libc, contract.PROBE_GROUP_PREFIX + str(os.getpid())
         self.probes = probes
         self.events = []
 
@@ -251,20 +253,26 @@ def span_probes(perf, ext):
     return StaticProbes(perf, [(ext, sdt, event, args) for sdt, event, args in SPAN_PROBES])
 
 
+def finalize_probe(ext):
+    """The probe at the end of the program's own code in extension ext."""
+    return (ext, "pyperfmap:finalize", contract.EVENT_FINALIZE, ())
+
+
 def sampled_probes(perf, ext, preload, frees):
     """The sampled alloc and leaks modes': Python's allocations (py_alloc)
     and, when preload (the interposer) is given, the C allocator's
     (c_alloc), each with its pointer, the bytes asked for and the weight
     (bytes it stands for); with frees, the frees of those blocks (py_free,
     c_free) and the end of the program's own code (finalize)."""
-    probes = [(ext, "pyperfmap:alloc", "py_alloc", ("ptr", "bytes", "weight"))]
+    fields = (contract.FIELD_PTR, contract.FIELD_BYTES, contract.FIELD_WEIGHT)
+    probes = [(ext, "pyperfmap:alloc", contract.EVENT_PY_ALLOC, fields)]
     if preload:
-        probes.append((preload, "pyperfmap:native_alloc", "c_alloc", ("ptr", "bytes", "weight")))
+        probes.append((preload, "pyperfmap:native_alloc", contract.EVENT_C_ALLOC, fields))
     if frees:
-        probes.append((ext, "pyperfmap:free", "py_free", ("ptr",)))
+        probes.append((ext, "pyperfmap:free", contract.EVENT_PY_FREE, (contract.FIELD_PTR,)))
         if preload:
-            probes.append((preload, "pyperfmap:native_free", "c_free", ("ptr",)))
-        probes.append((ext, "pyperfmap:finalize", "finalize", ()))
+            probes.append((preload, "pyperfmap:native_free", contract.EVENT_C_FREE, (contract.FIELD_PTR,)))
+        probes.append(finalize_probe(ext))
     return StaticProbes(perf, probes)
 
 
@@ -313,7 +321,8 @@ def pyperfmap_extension(python=None, env=None, pid=None):
 
 # Events whose stacks say nothing: a return or a free is paired with what
 # made the block, the end of the program's code is a time.
-NO_STACK = (":free", "__return", ":py_free", ":c_free", ":finalize")
+NO_STACK = (":free", "__return", ":" + contract.EVENT_PY_FREE, ":" + contract.EVENT_C_FREE,
+            ":" + contract.EVENT_FINALIZE)
 
 
 def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None):

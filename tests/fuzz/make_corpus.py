@@ -16,8 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import python  # noqa: E402
+
 OUT = sys.argv[1]
-PY = '/root/.pyenv/versions/3.12.1/bin/python3.12'
+PY = python('3.12')
 LOOP = 'import time\nt=time.time()\nwhile time.time()-t<0.05: sum(range(1000))'
 LIMIT = 8192
 

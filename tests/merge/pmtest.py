@@ -10,10 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import stackcollapse  # noqa: E402
-from harness import PYMERGE, run  # noqa: E402
-
-# Every pymerge run is bounded: a hang is a failure, not a stuck CI job.
-TIMEOUT = 120
+from harness import PYMERGE, TIMEOUT, folded, run  # noqa: E402
 
 
 def pymerge(*args, check=True, **kw):
@@ -59,11 +56,10 @@ def record(out, cmd, *perf_args, env=None, cwd=None):
 def parse_folded(text):
     """{stack: weight} from folded text; every line must be well formed."""
     out = {}
-    for line in text.splitlines():
-        stack, _, w = line.rpartition(' ')
-        assert stack and w.isdigit(), 'bad folded line %r' % line
+    for stack, w in folded(text):
+        assert stack and w >= 0, 'bad folded line %r' % ('%s %d' % (stack, w))
         assert stack not in out, 'duplicate stack %r' % stack
-        out[stack] = int(w)
+        out[stack] = w
     return out
 
 

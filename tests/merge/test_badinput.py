@@ -19,7 +19,7 @@ import subprocess
 import time
 import unittest
 
-from pmtest import PYMERGE, TIMEOUT, build_fp_program, parse_folded, pymerge, record, tempdir
+from pmtest import PYMERGE, TIMEOUT, build_fp_program, parse_folded, pymerge, record, run, tempdir
 
 TMP = None
 FP = Z = PIPE = None
@@ -125,8 +125,7 @@ class BadInputTest(unittest.TestCase):
         """diff whose new profile has no stacks: one line naming it, not a
         bare exit status."""
         empty = variant('empty.folded', b'a 0\n')
-        p = subprocess.run([PYMERGE, 'diff', FP, empty], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=TIMEOUT, errors='surrogateescape')
+        p = run([PYMERGE, 'diff', FP, empty])
         self.assertEqual((p.returncode, p.stderr), (2, 'pymerge: %s: no stacks to draw\n' % empty))
 
     def test_no_samples_is_one_error_in_every_format(self):
@@ -145,8 +144,7 @@ class BadInputTest(unittest.TestCase):
         for cmd, name in ((['diff', FP, empty], empty), (['diff', empty, FP], empty),
                           (['diff', '--format', 'svg', FP, empty], empty),
                           (['merge', empty, empty, '-o', out], 'merge')):
-            p = subprocess.run([PYMERGE] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=TIMEOUT, errors='surrogateescape')
+            p = run([PYMERGE] + cmd)
             self.assertEqual((p.returncode, p.stdout, p.stderr),
                              (2, '', 'pymerge: %s: no stacks to draw\n' % name), cmd)
             self.assertFalse(os.path.exists(out), cmd)
@@ -242,8 +240,7 @@ class UsageTest(unittest.TestCase):
     and what it takes, whatever the command."""
 
     def check(self, args, *needles):
-        p = subprocess.run([PYMERGE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=TIMEOUT, errors='surrogateescape')
+        p = run([PYMERGE] + args)
         self.assertEqual((p.returncode, p.stdout), (1, ''), (args, p.stderr))
         lines = p.stderr.splitlines()
         self.assertEqual(len(lines), 1, (args, p.stderr))
@@ -295,14 +292,11 @@ class ViewOfNamesTest(unittest.TestCase):
         with open(folded, 'w') as f:
             f.write('app;main (app.py);PyObject_Call;work (app.py) 5\n')
         pprof = os.path.join(TMP, 'view.pb.gz')
-        subprocess.run([PYMERGE, '--input', 'folded', '--format', 'pprof', '-o', pprof, folded],
-                       check=True, timeout=TIMEOUT)
+        run([PYMERGE, '--input', 'folded', '--format', 'pprof', '-o', pprof, folded], check=True)
         for path, kind in ((folded, 'folded'), (pprof, 'pprof')):
-            plain = subprocess.run([PYMERGE, '--input', kind, path], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+            plain = run([PYMERGE, '--input', kind, path])
             for view in ('python', 'native'):
-                p = subprocess.run([PYMERGE, '--input', kind, '--view', view, path], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=TIMEOUT)
+                p = run([PYMERGE, '--input', kind, '--view', view, path])
                 self.assertEqual((p.returncode, p.stdout), (0, plain.stdout), p.stderr)
                 self.assertEqual(p.stderr, 'pymerge: %s: --view %s applies to perf.data recordings; '
                                  'this %s input keeps the frames it has\n' % (path, view, kind))
@@ -421,8 +415,7 @@ class MemoryLimitTest(unittest.TestCase):
         for mib in range(4, 257, 4):
             def limit(n=mib << 20):
                 resource.setrlimit(resource.RLIMIT_AS, (n, n))
-            p = subprocess.run([PYMERGE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=TIMEOUT, preexec_fn=limit, errors='surrogateescape')
+            p = run([PYMERGE] + args, preexec_fn=limit)
             if p.returncode == 127 and 'shared libraries' in p.stderr:
                 continue                    # the loader itself did not fit
             if p.returncode == 0:
@@ -473,9 +466,7 @@ class FuzzTest(unittest.TestCase):
         for i in range(n):
             path = variant('fuzz', self.corrupt(rnd, datas[i % len(datas)]))
             argv = [path if a is None else a for a in args]
-            p = subprocess.run([PYMERGE] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=TIMEOUT, preexec_fn=limit_memory,
-                               errors='surrogateescape')
+            p = run([PYMERGE] + argv, preexec_fn=limit_memory)
             msg = '%s seed %d case %d: status %d, stderr %r' % (
                 args, seed, i, p.returncode, p.stderr[-500:])
             self.assertIn(p.returncode, (0, 2), msg)

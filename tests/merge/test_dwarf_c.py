@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import stackcollapse  # noqa: E402
-from harness import PYMERGE, output  # noqa: E402
+from harness import PYMERGE, folded_sums, output  # noqa: E402
 from pmtest import pymerge  # noqa: E402
 
 SRC = os.path.join(HERE, 'dwarf')
@@ -47,11 +47,7 @@ OURS = {n for c in CHAINS for n in c}
 
 
 def parse_folded(text):
-    out = {}
-    for line in text.splitlines():
-        stack, _, count = line.rpartition(' ')
-        out[stack] = out.get(stack, 0) + int(count)
-    return out
+    return dict(folded_sums(text))
 
 
 def ours(frame):

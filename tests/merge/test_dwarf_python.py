@@ -31,6 +31,10 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import harness  # noqa: E402
+from harness import child_env  # noqa: E402
+
 WORKLOAD = os.path.join(HERE, 'dwarf', 'phases.py')
 PYMERGE = os.environ.get('PYMERGE', 'pymerge')
 PYTHON = None
@@ -45,13 +49,10 @@ def record(tmp, name, python_args, perf_args=()):
     measured split)."""
     data = os.path.join(tmp, name + '.data')
     out = os.path.join(tmp, name + '.json')
-    env = dict(os.environ)
-    if os.environ.get('PYMERGE_CHILD_PRELOAD'):     # a sanitized pyperfmap build
-        env.update(LD_PRELOAD=os.environ['PYMERGE_CHILD_PRELOAD'], ASAN_OPTIONS='detect_leaks=0')
     subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '999',
                     '--call-graph', 'dwarf,32768', '-o', data] + list(perf_args) +
                    ['--', PYTHON] + python_args + [WORKLOAD, SECONDS, out],
-                   check=True, stderr=subprocess.DEVNULL, env=env)
+                   check=True, stderr=subprocess.DEVNULL, env=child_env())
     with open(out) as f:
         measured = json.load(f)
     perf_map = '/tmp/perf-%d.map' % measured['pid']
@@ -84,11 +85,7 @@ def pymerge(*args):
 
 def folded(text):
     """[(frames root first, count)]."""
-    out = []
-    for line in text.splitlines():
-        stack, _, count = line.rpartition(' ')
-        out.append((stack.split(';'), int(count)))
-    return out
+    return [(stack.split(';'), count) for stack, count in harness.folded(text)]
 
 
 def plain(frame):

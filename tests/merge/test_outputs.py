@@ -17,11 +17,11 @@ import unittest
 import zlib
 
 from pmtest import PYMERGE, run
-from harness import Scratch, spin
+from harness import Scratch, folded as parse_folded, python, spin
 
 SCHEMA = os.environ.get("SPEEDSCOPE_SCHEMA", "")
 CHROMIUM = shutil.which("chromium")
-PYTHON = "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PYTHON = python("3.12")
 
 FOLDED = """\
 app;<module> (app.py);main (app.py);phase_a (app.py);hashlib_work;sha256_block 300
@@ -369,11 +369,10 @@ class Diff(Scratch):
         """Points of the total in stacks through name."""
         total = within = 0
         with open(folded) as f:
-            for line in f:
-                stack, w = line.rsplit(" ", 1)
-                total += int(w)
+            for stack, w in parse_folded(f.read()):
+                total += w
                 if name in stack.split(";"):
-                    within += int(w)
+                    within += w
         return 100.0 * within / total
 
     def test_slower_phase_tops_the_table_and_fails_the_gate(self):

@@ -23,6 +23,7 @@ import sys
 import unittest
 
 from pmtest import HERE, check_native, parse_folded, perf_script, pymerge, record, tempdir
+from harness import child_env
 
 PYTHON = None
 WORK = os.path.join(HERE, 'py', 'work.py')
@@ -42,12 +43,8 @@ def record_python(name, perf_args, python_args):
     """Record work.py; returns the perf.data path.  The process's PID is
     taken from the recording's comm-PID roots."""
     data = os.path.join(TMP, name + '.data')
-    env = dict(os.environ)
-    if os.environ.get('PYMERGE_CHILD_PRELOAD'):     # a sanitized pyperfmap build
-        env.update(LD_PRELOAD=os.environ['PYMERGE_CHILD_PRELOAD'],
-                   ASAN_OPTIONS='detect_leaks=0')
     record(data, [PYTHON] + python_args + [WORK, '1.5'], '-e', 'cpu-clock', '-F', '999',
-           *perf_args, env=env)
+           *perf_args, env=child_env())
     roots = {k.split(';')[0] for k in parse_folded(pymerge('--pid', data).stdout)}
     pids = [int(r.rpartition('-')[2]) for r in roots if r.startswith('python')]
     PID[name] = max(pids, key=lambda p: os.path.exists('/tmp/perf-%d.map' % p))

@@ -34,7 +34,6 @@ one of the very same run.  Checked with pymerge:
     (with paths: but for 1% of the samples), and each function within 2
     points.
 """
-import collections
 import os
 import re
 import shutil
@@ -44,6 +43,10 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import harness  # noqa: E402
+from harness import child_env, folded_sums  # noqa: E402
+
 RECURSION = os.path.join(HERE, 'dwarf', 'recursion.py')
 DJANGO = os.path.join(HERE, 'dwarf', 'django_site.py')
 PYMERGE = os.environ.get('PYMERGE', 'pymerge')
@@ -63,9 +66,7 @@ def record(tmp, name, sizes, cmd, paths=False):
     """perf record of cmd with one event per stack copy size; the path.
     paths: pyperfmap keeps call paths (PYPERFMAP_PATHS=1)."""
     data = os.path.join(tmp, name + '.data')
-    env = dict(os.environ, PYPERFMAP_PATHS='1' if paths else '0')
-    if os.environ.get('PYMERGE_CHILD_PRELOAD'):     # a sanitized pyperfmap build
-        env.update(LD_PRELOAD=os.environ['PYMERGE_CHILD_PRELOAD'], ASAN_OPTIONS='detect_leaks=0')
+    env = child_env({'PYPERFMAP_PATHS': '1' if paths else '0'})
     events = []
     for size in sizes:
         events += ['-e', event(size)]
@@ -82,11 +83,7 @@ def pymerge(data, size, *args):
     p = subprocess.run([PYMERGE, '-v', '--weight', 'samples', '--event', event(size)] + list(args)
                        + [data], check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
-    stacks = collections.Counter()
-    for line in p.stdout.splitlines():
-        stack, _, count = line.rpartition(' ')
-        stacks[stack] += int(count)
-    return stacks, p.stderr
+    return folded_sums(p.stdout), p.stderr
 
 
 def stitched(summary):
@@ -108,12 +105,8 @@ def complete_share(stacks):
 
 def shares(stacks):
     """Each frame's share of the samples it is on (inclusive)."""
-    total = sum(stacks.values())
-    on = collections.Counter()
-    for s, c in stacks.items():
-        for f in set(s.split(';')[1:]):
-            on[f] += c
-    return {f: c / total for f, c in on.items() if f != '[truncated]'}
+    on = harness.shares((s.split(';')[1:], c) for s, c in stacks.items())
+    return {f: c for f, c in on.items() if f != '[truncated]'}
 
 
 def worst_gap(a, b):
