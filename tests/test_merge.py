@@ -85,6 +85,26 @@ class MergeTest(PymergeCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("hot (burn.py)", r.stdout)
 
+    def test_diff_leaves_out_what_a_recording_lost(self):
+        """A recording that lost records (pymerge ends its folded output
+        with a [lost] stack weighing them) has the same program's shares
+        as one that lost none: diff compares the samples each side kept,
+        says so, and the lost stack is no function of the table."""
+        merged = self.path("kept.folded")
+        self.pymerge("merge", "-o", merged, *[self.recs[h] for h in HOSTS])
+        with open(merged) as f:
+            text = f.read()
+        total = sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines())
+        lossy = self.path("lossy.folded")
+        with open(lossy, "w") as f:
+            f.write(text + "[lost];[lost 500 records] %d\n" % (total // 2))
+        r = run([PYMERGE, "diff", "--format", "table", "--top", "100000", "--fail-above", "0.01",
+                 merged, lossy])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the new profile lost records while recording", r.stderr)
+        self.assertNotIn("[lost", r.stdout)
+        self.assertIn("hot (burn.py)", r.stdout)
+
     def test_pprof_inputs_keep_their_labels(self):
         pbs = self.each("pprof", "pb.gz")
         want = self.summed()
