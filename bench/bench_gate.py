@@ -87,7 +87,8 @@ def main():
             print("  " + said.strip().replace("\n", "\n  "), flush=True)
     print("slowdown caught in %d of %d trials; unchanged suite passed %d of %d (%d runs a side)"
           % (caught, a.trials, passed, a.trials, a.runs))
-    print("command: bench/bench_gate.py --trials %d --runs %d %s" % (a.trials, a.runs, " ".join(a.options)))
+    print("command: bench/bench_gate.py --trials %d --runs %d%s"
+          % (a.trials, a.runs, " -- " + " ".join(a.options) if a.options else ""))
     if not (a.keep or a.evaluate):
         shutil.rmtree(top, ignore_errors=True)
 
