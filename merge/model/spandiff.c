@@ -328,6 +328,8 @@ static void correct(struct spandiff *d)
             p[k++] = d->spans[s].grown[i].s.p;
     }
     stats__holm(p, n, adj);
+    for (k = 0; k < n; k++)
+        d->tests += !isnan(p[k]);
     k = 0;
     for (size_t s = 0; s < d->n; s++) {
         d->spans[s].s.p_adj = adj[k++];

@@ -58,6 +58,7 @@ struct spandiff {
     struct spandiff_opts o;
     const char *unit;           /* the weight's name: "cpu-ns"... */
     size_t normalized_by;       /* spans the runs' speeds were taken from; 0: none */
+    size_t tests;               /* the tests Holm's correction covered */
 };
 
 struct spandiff_acc;

@@ -58,10 +58,10 @@ int out_spandiff__table(FILE *f, const struct spandiff *d, size_t top)
         for (size_t k = 0; k < s->n_grown && k < top; k++)
             table_function(f, d, &s->grown[k]);
     }
-    fprintf(f, "%zu base runs, %zu new runs; %s per call%s; Welch's t-test, Holm's correction, "
-               "alpha %g, changes under %g%% not counted\n",
-            d->runs[0], d->runs[1], unit(d),
-            d->normalized_by ? ", each run divided by its speed" : "", d->o.alpha, d->o.min_change);
+    fprintf(f, "%zu base runs, %zu new runs; %s per call%s; Welch's t-test, Holm's correction "
+               "over %zu tests, alpha %g, changes under %g%% not counted\n",
+            d->runs[0], d->runs[1], unit(d), d->normalized_by ? ", each run divided by its speed" : "",
+            d->tests, d->o.alpha, d->o.min_change);
     return written(f, 0);
 }
 
@@ -118,12 +118,13 @@ int out_spandiff__markdown(FILE *f, const struct spandiff *d, size_t top)
     size_t slower = count(d, SD_SLOWER), faster = count(d, SD_FASTER);
     fprintf(f, "### Benchmarks: %zu slower, %zu faster, %zu unchanged\n\n", slower, faster,
             count(d, SD_SAME));
-    fprintf(f, "%zu base runs against %zu new runs; %s per call (%s)%s. A change counts when "
-               "Welch's t-test on the runs, Holm-corrected for the %zu spans tested, gives p < %g "
-               "and it is %g%% or more.\n\n",
+    fprintf(f, "%zu base runs against %zu new runs; %s per call (%s)%s. A span is slower when "
+               "its time per call, or one of its functions' time against the rest of it, changed "
+               "by %g%% or more with p < %g (Welch's t-test on the runs, Holm-corrected over the "
+               "%zu tests made).\n\n",
             d->runs[0], d->runs[1], unit(d), d->unit,
-            d->normalized_by ? ", each run divided by its speed" : "",
-            d->n - count(d, SD_UNTESTED), d->o.alpha, d->o.min_change);
+            d->normalized_by ? ", each run divided by its speed" : "", d->o.min_change, d->o.alpha,
+            d->tests);
     if (slower + faster) {
         fprintf(f, "| span | base %s | new %s | change | p | grown functions | |\n", unit(d), unit(d));
         fputs("|---|---:|---:|---:|---:|---|---|\n", f);
