@@ -84,12 +84,15 @@ class Gate(SharedScratch):
 
     def test_bad_usage(self):
         """Too few inputs for --runs, a format the runs cannot give, and
-        --runs 0: one line each, exit 1, nothing written."""
-        for args in (["--runs", "5"] + self.runs["base"], ["--runs", "2", "--format", "svg", "a", "b", "c"],
-                     ["--runs", "0", "a", "b"]):
+        --runs 0: one line each naming what is wrong, exit 1, nothing
+        written."""
+        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then the new"),
+                           (["--runs", "2", "--format", "svg", "a", "b", "c"], "--format table or markdown"),
+                           (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs")):
             r = run([PYMERGE, "diff"] + args)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(said, r.stderr)
             self.assertEqual(r.stdout, "")
 
 
