@@ -82,6 +82,23 @@ class Gate(SharedScratch):
         self.assertTrue(root.tag.endswith("svg"))
         self.assertIn("parse_fields", open(svg).read())
 
+    def test_markdown_of_one_recording(self):
+        """pymerge --format markdown of one recording: its span table,
+        rendered by cmark-gfm with one row per test holding its count (1)
+        and the CPU time --format spans gives it."""
+        rec = self.runs["base"][0]
+        spans = run([PYMERGE, "--format", "spans", rec], check=True).stdout
+        cpu = {l.split()[-1].split("::")[-1]: l.split()[7] for l in spans.splitlines()[1:]
+               if "[" not in l}
+        md = run([PYMERGE, "--format", "markdown", rec], check=True).stdout
+        html = subprocess.run(["cmark-gfm", "-e", "table"], input=md, stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+        for test in ("test_parse", "test_sort", "test_hash"):
+            cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)
+                     if row.count("<td") and row.split("</td>")[0].endswith("::" + test)]
+            self.assertEqual(len(cells), 1, html)
+            self.assertEqual((cells[0][1], cells[0][6]), ("1", cpu[test]), html)
+
     def test_bad_usage(self):
         """Too few inputs for --runs, a format the runs cannot give, and
         --runs 0: one line each naming what is wrong, exit 1, nothing
