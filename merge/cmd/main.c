@@ -143,6 +143,8 @@ static const char usage[] =
     "                        spans: one row per span name: count, total and mean\n"
     "                          wall time, p50, p90, p99, max, CPU and off-CPU time\n"
     "                          inside\n"
+    "                        markdown: the spans as a markdown table (with diff\n"
+    "                          --runs: a pull request comment, docs/ci.md)\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --interval S          live: seconds of samples between two snapshots\n"
     "                          (default 1)\n"
