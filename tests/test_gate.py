@@ -80,7 +80,8 @@ class Gate(SharedScratch):
         svg = os.path.join(os.path.dirname(report), link)
         root = ET.parse(svg).getroot()
         self.assertTrue(root.tag.endswith("svg"))
-        self.assertIn("parse_fields", open(svg).read())
+        with open(svg) as f:
+            self.assertIn("parse_fields", f.read())
 
     def test_markdown_of_one_recording(self):
         """pymerge --format markdown of one recording: its span table,
