@@ -150,12 +150,12 @@ static double median(double *v, size_t n)
 }
 
 /* The runs' values of s per call of its span (calls: the span's series),
- * divided by the runs' speeds. */
+ * divided by the runs' speeds (NULL: as they are). */
 static void per_call(const struct spandiff_acc *a, const struct series *s, const struct series *calls,
                      const double *speed, double *v)
 {
     for (size_t r = 0; r < a->n_runs; r++)
-        v[r] = s->w[r] / (calls->calls[r] > 0 ? calls->calls[r] : 1) / speed[r];
+        v[r] = s->w[r] / (calls->calls[r] > 0 ? calls->calls[r] : 1) / (speed ? speed[r] : 1);
 }
 
 /* Whether s has enough samples to be tested; its mean samples per run. */
@@ -232,7 +232,7 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
 {
     size_t nk = intern__count(a->keys), n = 0;
     struct sd_function *f = xcalloc(nk + 1, sizeof(*f));
-    double *v = xcalloc(a->n_runs, sizeof(*v)), samples[2], one[1] = {1};
+    double *v = xcalloc(a->n_runs, sizeof(*v)), samples[2];
     for (uint32_t k = 0; k < nk; k++) {
         uint32_t sid;
         memcpy(&sid, intern__str(a->keys, k), 4);
@@ -240,7 +240,7 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
             continue;
         struct sd_function *fn = &f[n++];
         fn->name = xstrdup(intern__str(a->keys, k) + 4);
-        per_call(a, &a->fn[k], &a->span[id], one, v);
+        per_call(a, &a->fn[k], &a->span[id], NULL, v);
         struct sd_stat abs = test(a, v, 0);
         fn->per_call[0] = abs.mean[0];
         fn->per_call[1] = abs.mean[1];
