@@ -5,9 +5,11 @@
 #include "contract.h"
 #include "diff.h"
 #include "events.h"
+#include "gate.h"
 #include "input.h"
 #include "merge.h"
 #include "modes.h"
+#include "out_spandiff.h"
 #include "util.h"
 #include "spanrows.h"
 #include "writer.h"
@@ -146,6 +148,8 @@ static const char usage[] =
     "                        spans: one row per span name: count, total and mean\n"
     "                          wall time, p50, p90, p99, max, CPU and off-CPU time\n"
     "                          inside\n"
+    "                        markdown: the spans as a markdown table (with diff\n"
+    "                          --runs: a pull request comment, docs/ci.md)\n"
     "                          pymerge --format svg -o flame.svg perf.data\n"
     "  --interval S          live: seconds of samples between two snapshots\n"
     "                          (default 1)\n"
@@ -181,6 +185,17 @@ static const char usage[] =
     "total share grew by more than PCT points: a CI gate), --title, --view,\n"
     "--weight, --no-kernel, --kallsyms, --map-dir as above.\n"
     "    pymerge diff --format table --fail-above 5 base.folded perf.data\n"
+    "diff --runs N BASE_1..BASE_N NEW...: recordings of a suite of spans\n"
+    "(pytest --pyperfmap: docs/ci.md), N base runs then the new ones (2 or more\n"
+    "a side to test), compared span by span: each span's weight per call in\n"
+    "each run, Welch's t-test, Holm's correction over the spans; inside each\n"
+    "changed span, the functions that grew.  Exit 3 when a span is slower,\n"
+    "significantly and by --min-change PCT percent or more (default 5), at\n"
+    "--alpha A (default 0.05).  --normalize divides each run by its speed (the\n"
+    "median span's ratio to its base): for shared, noisy machines.  --format\n"
+    "table (default) or markdown (a pull request comment; with -o, each changed\n"
+    "span's differential flame graph is written beside it).\n"
+    "    pymerge diff --runs 5 --normalize base/*/ new/*/\n"
     "\n"
     "merge: sum many profiles (recordings, folded files, pprof files) into one.\n"
     "--label KEY=VALUE tags the FILE after it (default input=FILE): pprof\n"
@@ -192,7 +207,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 done (also for a truncated file, with a warning), 1 bad usage,\n"
     "2 unreadable or corrupt input, or no stacks to draw (nothing is written, in\n"
-    "any format), 3 diff --fail-above exceeded.\n";
+    "any format), 3 diff --fail-above exceeded, or diff --runs found a slower span.\n";
 
 /* The commands; an option row names the ones that take it. */
 enum cmd { CMD_FOLD = 1, CMD_DIFF = 2, CMD_MERGE = 4, CMD_ANY = 7 };
@@ -205,6 +220,7 @@ struct cli {
     enum input_kind input;
     const char *output;
     size_t top;
+    int top_set;                    /* diff --runs: grown functions shown, default 3 */
     double fail_above;              /* < 0: no gate */
     double interval;                /* live: seconds between snapshots */
     int list_events, label_frames, format_set, help;
@@ -213,6 +229,8 @@ struct cli {
     size_t n_in;
     const char *label;              /* merge: the --label for the next input */
     const char *by_span;            /* --by-span DIR, or NULL */
+    size_t runs;                    /* diff --runs: base runs; 0 for two profiles */
+    struct spandiff_opts gate;      /* diff --runs's --alpha, --min-change, --normalize */
 };
 
 static FILE *open_output(const char *path)
@@ -308,6 +326,100 @@ static int run_diff(struct cli *c, const char *base_path, const char *new_path)
 out:
     profile__delete(base);
     profile__delete(cur);
+    return ret;
+}
+
+/* The folder a file goes in: "." for a bare name. */
+static char *folder_of(const char *path)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return strcpy(dir, ".");
+    slash[slash == dir] = '\0';
+    return dir;
+}
+
+/* The differential flame graph of one changed span, the runs of each
+ * side summed, into path. */
+static int span_graph(struct cli *c, const struct gate_in *g, const char *name, const char *path)
+{
+    struct pipeline_opts o = c->o;
+    struct merge_input *in = xcalloc(g->runs[0] + g->runs[1], sizeof(*in));
+    struct profile *side[2] = {NULL, NULL};
+    char title[300];
+    int ret = 2;
+    o.spans.pattern = byspan__pattern(name);
+    for (size_t r = 0; r < g->runs[0] + g->runs[1]; r++)
+        in[r].path = g->paths[r];
+    struct merge_opts mo = {g->kind, &o, 0};
+    if (merge__run(&side[0], in, g->runs[0], &mo) == 0 &&
+        merge__run(&side[1], in + g->runs[0], g->runs[1], &mo) == 0) {
+        FILE *out = open_output(path);
+        struct svg_opts svg = c->w.svg;
+        snprintf(title, sizeof title, "%s: base -> new", name);
+        svg.title = title;
+        svg.base = side[0];
+        errno = 0;
+        ret = out ? close_output(out, path, no_stacks(out_svg__write(out, side[1], &svg), path)) : 2;
+    }
+    profile__delete(side[0]);
+    profile__delete(side[1]);
+    free((char *)o.spans.pattern);
+    free(in);
+    return ret;
+}
+
+/* diff --runs --format markdown -o REPORT: each changed span's flame
+ * graph beside the report, named in the model for its link. */
+static int span_graphs(struct cli *c, const struct gate_in *g, struct spandiff *d)
+{
+    size_t n = 0;
+    while (n < d->n && (d->spans[n].verdict == SD_SLOWER || d->spans[n].verdict == SD_FASTER))
+        n++;
+    const char **names = xcalloc(n + 1, sizeof(*names));
+    char *dir = folder_of(c->output);
+    int ret = 0;
+    for (size_t i = 0; i < n; i++)
+        names[i] = d->spans[i].name;
+    for (size_t i = 0; i < n && !ret; i++) {
+        char *path = byspan__path(dir, names, i, "svg");
+        ret = span_graph(c, g, names[i], path);
+        d->spans[i].graph = xstrdup(path_basename(path));
+        free(path);
+    }
+    free(dir);
+    free(names);
+    return ret;
+}
+
+/* diff --runs N: the report of the span-by-span comparison, then the
+ * gate: 3 when a span got slower. */
+static int run_runs(struct cli *c, char **paths, int n)
+{
+    struct gate_in g = {(const char *const *)paths, {c->runs, (size_t)n - c->runs}, c->input, &c->o};
+    struct spandiff *d;
+    c->w.top = c->top_set ? c->top : 3;
+    if (gate__compare(&d, &g, &c->gate) < 0)
+        return 2;
+    if (!d->n) {
+        warnx_("%s: no spans to compare (pyperfmap.span, pytest --pyperfmap: docs/ci.md)", paths[0]);
+        spandiff__delete(d);
+        return 2;
+    }
+    int ret = c->writer && c->output ? span_graphs(c, &g, d) : 0;
+    FILE *out = ret ? NULL : open_output(c->output);
+    if (out) {
+        errno = 0;
+        c->w.spandiff = d;
+        ret = close_output(out, c->output, c->writer ? c->writer->write(out, NULL, &c->w)
+                                                      : out_spandiff__table(out, d, c->w.top));
+    } else if (!ret) {
+        ret = 2;
+    }
+    if (ret == 0 && gate__slower(d))
+        ret = 3;
+    spandiff__delete(d);
     return ret;
 }
 
@@ -482,6 +594,7 @@ static int set_kallsyms(struct cli *c, const char *arg, int k) { (void)k; c->o.k
 static int set_map_dir(struct cli *c, const char *arg, int k) { (void)k; c->o.map_dir = arg; return 0; }
 static int set_title(struct cli *c, const char *arg, int k) { (void)k; c->w.svg.title = arg; return 0; }
 static int set_no_spans(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.spans.off = 1; return 0; }
+static int set_normalize(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->gate.normalize = 1; return 0; }
 static int set_by_span(struct cli *c, const char *arg, int k) { (void)k; c->by_span = arg; return 0; }
 
 /* --span: checked here, compiled where the spans are read (pyspans.c). */
@@ -544,7 +657,7 @@ static int set_input(struct cli *c, const char *arg, int k)
 /* --format: diff has its own two; merge keeps no time order, so it takes
  * no format that needs one (trace, speedscope). */
 static const char *formats[16], *merge_formats[16];
-static const char *const diff_formats[] = {"svg", "table", NULL};
+static const char *const diff_formats[] = {"svg", "table", "markdown", NULL};
 static void list_formats(void)
 {
     const struct writer *w;
@@ -602,6 +715,7 @@ static int set_top(struct cli *c, const char *arg, int k)
     char *end;
     (void)k;
     c->top = (size_t)strtoul(arg, &end, 10);
+    c->top_set = 1;
     return whole(arg, end) ? 0 : -EINVAL;
 }
 
@@ -619,6 +733,30 @@ static int set_fail_above(struct cli *c, const char *arg, int k)
     (void)k;
     c->fail_above = strtod(arg, &end);
     return whole(arg, end) && !(c->fail_above < 0) ? 0 : -EINVAL;
+}
+
+static int set_runs(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->runs = (size_t)strtoul(arg, &end, 10);
+    return whole(arg, end) && *arg != '-' && c->runs >= 1 && c->runs <= 100000 ? 0 : -EINVAL;
+}
+
+static int set_alpha(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->gate.alpha = strtod(arg, &end);
+    return whole(arg, end) && c->gate.alpha > 0 && c->gate.alpha < 1 ? 0 : -EINVAL;
+}
+
+static int set_min_change(struct cli *c, const char *arg, int k)
+{
+    char *end;
+    (void)k;
+    c->gate.min_change = strtod(arg, &end);
+    return whole(arg, end) && c->gate.min_change >= 0 && c->gate.min_change < 1e6 ? 0 : -EINVAL;
 }
 
 /* --only and --inside, each once. */
@@ -685,6 +823,10 @@ static const struct opt opts[] = {
     {"inverted", 0, CMD_ANY, NULL, NULL, set_inverted},
     {"top", 0, CMD_ANY, "a number of rows", NULL, set_top},
     {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
+    {"runs", 0, CMD_DIFF, "a number of base runs, 1 or more", NULL, set_runs},
+    {"alpha", 0, CMD_DIFF, "a significance level, above 0 and below 1", NULL, set_alpha},
+    {"min-change", 0, CMD_DIFF, "a percentage, 0 or more", NULL, set_min_change},
+    {"normalize", 0, CMD_DIFF, NULL, NULL, set_normalize},
     {"only", 0, CMD_ANY, REGEX, NULL, set_only},
     {"inside", 0, CMD_ANY, REGEX, NULL, set_inside},
     {"no-spans", 0, CMD_ANY, NULL, NULL, set_no_spans},
@@ -847,7 +989,22 @@ static int run(struct cli *c, int argc, char **argv)
             return usage_error("merge: no input to sum");
         return run_merge(c);
     }
+    if (c->cmd == CMD_DIFF && c->runs) {
+        if (!c->format_set)
+            c->writer = NULL;
+        if (c->writer && c->writer != writer__find("markdown"))
+            return usage_error("diff --runs: --format table or markdown");
+        if ((size_t)rest <= c->runs)
+            return usage_error("diff --runs %zu: give the %zu base runs, then the new ones (%d given)",
+                               c->runs, c->runs, rest);
+        if (c->o.view.view == VIEW_NATIVE || c->o.spans.off || c->fail_above >= 0)
+            return usage_error("diff --runs: compares spans: not with --view native, --no-spans "
+                               "or --fail-above (--min-change)");
+        return run_runs(c, argv + optind, rest);
+    }
     if (c->cmd == CMD_DIFF) {
+        if (c->writer == writer__find("markdown"))
+            return usage_error("diff --format markdown: with --runs");
         if (rest != 2)
             return usage_error("diff: give two inputs, BASE and NEW (%d given)", rest);
         return run_diff(c, argv[optind], argv[optind + 1]);
@@ -886,6 +1043,7 @@ int main(int argc, char **argv)
         .input = INPUT_AUTO,
         .top = 20,
         .fail_above = -1,
+        .gate = {.alpha = 0.05, .min_change = 5},
         .interval = 1,
         .w = {.svg = {.minwidth = 0.1}},
     };

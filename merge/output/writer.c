@@ -5,6 +5,7 @@
 #include "out_growth.h"
 #include "out_growthplot.h"
 #include "out_pprof.h"
+#include "out_spandiff.h"
 #include "out_spans.h"
 #include "out_speedscope.h"
 #include "out_table.h"
@@ -72,6 +73,15 @@ static int spans(FILE *f, const struct profile *p, const struct write_opts *o)
     return out_spans__write(f, p);
 }
 
+/* A pull request comment: diff --runs's comparison, or else the span
+ * table of one recording. */
+static int markdown(FILE *f, const struct profile *p, const struct write_opts *o)
+{
+    if (o->spandiff)
+        return out_spandiff__markdown(f, o->spandiff, o->top);
+    return out_spandiff__rows(f, p);
+}
+
 static const struct writer writers[] = {
     {"folded", 0, folded},
     {"svg", 0, svg},
@@ -82,6 +92,7 @@ static const struct writer writers[] = {
     {"growth", 0, growth},
     {"live", 0, live},
     {"spans", 0, spans},
+    {"markdown", 0, markdown},
 };
 
 const struct writer *writer__find(const char *name)

@@ -8,6 +8,7 @@
 #include "live.h"
 #include "out_svg.h"
 #include "profile.h"
+#include "spandiff.h"
 
 #include <stdio.h>
 
@@ -17,6 +18,8 @@ struct write_opts {
     size_t top;                 /* table: rows */
     struct svg_opts svg;
     struct live *live;          /* live: the state its snapshots kept */
+    const struct spandiff *spandiff;    /* markdown: diff --runs's comparison (then
+                                         * the profile, NULL, is not read) */
 };
 
 struct writer {

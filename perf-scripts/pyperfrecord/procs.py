@@ -18,7 +18,10 @@ def file_key(path):
 
 
 def sampled_pids(perf, data):
-    out = subprocess.run([perf, "report", "-i", data, "--sort", "pid", "-g", "none", "--stdio", "-q"],
+    # --no-inline: only the pids are read, and perf report would otherwise
+    # run addr2line over every sampled address for inlined frames.
+    out = subprocess.run([perf, "report", "-i", data, "--sort", "pid", "-g", "none", "--stdio", "-q",
+                          "--no-inline"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          universal_newlines=True).stdout
     return sorted({int(m.group(1)) for m in re.finditer(r"%\s+(\d+):\S*\s*$", out, re.M)})

@@ -255,7 +255,7 @@ class UsageTest(unittest.TestCase):
                    'alloc or leaks')
         self.check(['--input', 'json', FP], '--input json', 'perf, folded or pprof')
         self.check(['--format', 'png', FP], '--format png', 'folded, svg, speedscope, pprof, '
-                   'trace, table, growth, live or spans')
+                   'trace, table, growth, live, spans or markdown')
         self.check(['--width', '5', FP], '--width 5', 'from 100 to 100000')
         self.check(['--interval', '0', FP], '--interval 0', 'from 0.01 to 3600')
         self.check(['--only', '(', FP], '--only (', 'extended regular expression')
@@ -264,7 +264,7 @@ class UsageTest(unittest.TestCase):
     def test_each_command_its_own_formats(self):
         """diff draws svg or a table; merge keeps no time order, so no
         trace or speedscope."""
-        self.check(['diff', '--format', 'folded', FP, FP], '--format folded', 'svg or table')
+        self.check(['diff', '--format', 'folded', FP, FP], '--format folded', 'svg, table or markdown')
         self.check(['merge', '--format', 'trace', FP], '--format trace',
                    'folded, svg, pprof, table')
 

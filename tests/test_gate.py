@@ -1,0 +1,121 @@
+"""pymerge diff --runs, the CI gate of docs/ci.md, on its worked example:
+tests/programs/gate_bench, a pytest suite recorded under pytest
+--pyperfmap several times on each side, as CI would."""
+import os
+import re
+import subprocess
+import unittest
+import xml.etree.ElementTree as ET
+
+from harness import PYMERGE, RECORD, SharedScratch, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUITE = os.path.join(HERE, "programs", "gate_bench")
+SYSTEM_PYTHON = "/usr/bin/python3"
+# Runs a side, and samples a second (bench/bench_gate.py measured the
+# gate's catch and false-alarm rates with the same, docs/ci.md).
+RUNS = 5
+FREQ = "2999"
+
+
+class Gate(SharedScratch):
+    @classmethod
+    def setUpClass(cls):
+        """RUNS recordings of the suite as it is (base), with parse_fields
+        30% slower (slow), and as it is again (same), interleaved so that
+        the machine's load falls on every side alike."""
+        super().setUpClass()
+        cls.runs = {"base": [], "slow": [], "same": []}
+        for i in range(RUNS):
+            for side, slowdown in (("base", "1"), ("slow", "1.3"), ("same", "1")):
+                out = os.path.join(cls.dir, "%s%d" % (side, i))
+                cmd = [RECORD, "-F", FREQ, "-m", "128M", "-o", out, "--", SYSTEM_PYTHON, "-m", "pytest",
+                       "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider", "--pyperfmap", SUITE]
+                r = run(cmd, env={"GATE_SLOWDOWN": slowdown}, cwd=cls.dir)
+                if r.returncode:
+                    raise AssertionError("%s: %s" % (" ".join(cmd), r.stdout + r.stderr))
+                cls.runs[side].append(out)
+
+    def diff(self, new, *options):
+        # --min-change 15: in unchanged comparisons here a function against
+        # the rest of its span moved by up to 11% (Holm p 0.064); the 30%
+        # slowdown moved parse_fields by 22% at least (docs/ci.md).
+        return run([PYMERGE, "diff", "--runs", str(RUNS), "--normalize", "--min-change", "15"] + list(options)
+                   + self.runs["base"] + self.runs[new])
+
+    def test_slowdown_caught_and_named(self):
+        """A 30% slowdown of one function of one benchmark exits 3, and
+        its one line names the benchmark (test_parse), the function
+        (parse_fields), the size of the change and the evidence (runs,
+        p-values); the table marks that span slower and no other."""
+        r = self.diff("slow")
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        said = [l for l in r.stderr.splitlines() if "slower" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertRegex(said[0], r"test_parse is .*% slower: .* per call \(means of 5 and 5 runs; "
+                                  r"Welch p \S+, Holm p \S+\); grown parse_fields \(test_bench\.py\): "
+                                  r"\+\S+ ms per call, \+\S+% against the rest")
+        slower = [l for l in r.stdout.splitlines() if re.search(r"\bslower\b", l)]
+        self.assertEqual(len(slower), 1, r.stdout)
+        self.assertTrue(slower[0].endswith("::test_parse"), r.stdout)
+
+    def test_unchanged_passes(self):
+        """The same suite without the slowdown exits 0: no span slower."""
+        r = self.diff("same")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotRegex(r.stdout, r"\bslower\b")
+
+    def test_markdown_report(self):
+        """--format markdown -o: a pull request comment that GitHub's own
+        renderer (cmark-gfm) turns into a table with the slower span, its
+        grown function and a link to its differential flame graph, an SVG
+        written beside the report that holds parse_fields."""
+        report = os.path.join(self.dir, "report", "gate.md")
+        os.makedirs(os.path.dirname(report), exist_ok=True)
+        r = self.diff("slow", "--format", "markdown", "-o", report)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        html = subprocess.run(["cmark-gfm", "-e", "table", report], stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+        rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+        row = [x for x in rows if "test_parse" in x and "parse_fields" in x]
+        self.assertEqual(len(row), 1, html)
+        link = re.search(r'<a href="([^"]+)">flame graph</a>', row[0]).group(1)
+        svg = os.path.join(os.path.dirname(report), link)
+        root = ET.parse(svg).getroot()
+        self.assertTrue(root.tag.endswith("svg"))
+        with open(svg) as f:
+            self.assertIn("parse_fields", f.read())
+
+    def test_markdown_of_one_recording(self):
+        """pymerge --format markdown of one recording: its span table,
+        rendered by cmark-gfm with one row per test holding its count (1)
+        and the CPU time --format spans gives it."""
+        rec = self.runs["base"][0]
+        spans = run([PYMERGE, "--format", "spans", rec], check=True).stdout
+        cpu = {l.split()[-1].split("::")[-1]: l.split()[7] for l in spans.splitlines()[1:]
+               if "[" not in l}
+        md = run([PYMERGE, "--format", "markdown", rec], check=True).stdout
+        html = subprocess.run(["cmark-gfm", "-e", "table"], input=md, stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+        for test in ("test_parse", "test_sort", "test_hash"):
+            cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)
+                     if row.count("<td") and row.split("</td>")[0].endswith("::" + test)]
+            self.assertEqual(len(cells), 1, html)
+            self.assertEqual((cells[0][1], cells[0][6]), ("1", cpu[test]), html)
+
+    def test_bad_usage(self):
+        """Too few inputs for --runs, a format the runs cannot give, and
+        --runs 0: one line each naming what is wrong, exit 1, nothing
+        written."""
+        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then the new"),
+                           (["--runs", "2", "--format", "svg", "a", "b", "c"], "--format table or markdown"),
+                           (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs")):
+            r = run([PYMERGE, "diff"] + args)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(said, r.stderr)
+            self.assertEqual(r.stdout, "")
+
+
+if __name__ == "__main__":
+    unittest.main()
