@@ -104,12 +104,13 @@ class Gate(SharedScratch):
             self.assertEqual((cells[0][1], cells[0][6]), ("1", cpu[test]), html)
 
     def test_bad_usage(self):
-        """Too few inputs for --runs, a format the runs cannot give, and
-        --runs 0: one line each naming what is wrong, exit 1, nothing
-        written."""
+        """Too few inputs for --runs, a format the runs cannot give,
+        --runs 0, and a gate option without --runs: one line each naming
+        what is wrong, exit 1, nothing written."""
         for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then the new"),
                            (["--runs", "2", "--format", "svg", "a", "b", "c"], "--format table or markdown"),
-                           (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs")):
+                           (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs"),
+                           (["--min-change", "15", "a", "b"], "--min-change and --normalize go with --runs")):
             r = run([PYMERGE, "diff"] + args)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)

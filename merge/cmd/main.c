@@ -231,6 +231,7 @@ struct cli {
     const char *by_span;            /* --by-span DIR, or NULL */
     size_t runs;                    /* diff --runs: base runs; 0 for two profiles */
     struct spandiff_opts gate;      /* diff --runs's --alpha, --min-change, --normalize */
+    int gate_set;                   /* one of those was given */
 };
 
 static FILE *open_output(const char *path)
@@ -594,7 +595,7 @@ static int set_kallsyms(struct cli *c, const char *arg, int k) { (void)k; c->o.k
 static int set_map_dir(struct cli *c, const char *arg, int k) { (void)k; c->o.map_dir = arg; return 0; }
 static int set_title(struct cli *c, const char *arg, int k) { (void)k; c->w.svg.title = arg; return 0; }
 static int set_no_spans(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->o.spans.off = 1; return 0; }
-static int set_normalize(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->gate.normalize = 1; return 0; }
+static int set_normalize(struct cli *c, const char *arg, int k) { (void)arg, (void)k; c->gate.normalize = c->gate_set = 1; return 0; }
 static int set_by_span(struct cli *c, const char *arg, int k) { (void)k; c->by_span = arg; return 0; }
 
 /* --span: checked here, compiled where the spans are read (pyspans.c). */
@@ -747,6 +748,7 @@ static int set_alpha(struct cli *c, const char *arg, int k)
 {
     char *end;
     (void)k;
+    c->gate_set = 1;
     c->gate.alpha = strtod(arg, &end);
     return whole(arg, end) && c->gate.alpha > 0 && c->gate.alpha < 1 ? 0 : -EINVAL;
 }
@@ -755,6 +757,7 @@ static int set_min_change(struct cli *c, const char *arg, int k)
 {
     char *end;
     (void)k;
+    c->gate_set = 1;
     c->gate.min_change = strtod(arg, &end);
     return whole(arg, end) && c->gate.min_change >= 0 && c->gate.min_change < 1e6 ? 0 : -EINVAL;
 }
@@ -1005,6 +1008,8 @@ static int run(struct cli *c, int argc, char **argv)
     if (c->cmd == CMD_DIFF) {
         if (c->writer == writer__find("markdown"))
             return usage_error("diff --format markdown: with --runs");
+        if (c->gate_set)
+            return usage_error("diff: --alpha, --min-change and --normalize go with --runs");
         if (rest != 2)
             return usage_error("diff: give two inputs, BASE and NEW (%d given)", rest);
         return run_diff(c, argv[optind], argv[optind + 1]);
