@@ -108,13 +108,23 @@ def same_file(a, b):
     return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
 
 
+# Seconds the program's last processes get to end before their maps are
+# left in /tmp as those of running processes.
+LINGER = 2.0
+
+
 def drop_originals(copied):
     """Removes the maps in /tmp that copied ({pid: (path, os.stat_result at
     the copy)}) holds, of processes that have exited: the program's, which
     pyperf-record started.  CPython leaves them for ever (a CI run left
     over a thousand), and the folder has them; restore_maps() puts them
     back for perf report.  A map whose process still runs, or that changed
-    since the copy (its PID came round again), stays."""
+    since the copy (its PID came round again), stays.  The helpers a
+    program leaves (multiprocessing's resource tracker and forkserver) end
+    just after it, on their pipe's end: they get a moment."""
+    deadline = time.monotonic() + LINGER
+    while time.monotonic() < deadline and any(os.path.exists("/proc/%d" % pid) for pid in copied):
+        time.sleep(0.05)
     for pid, (src, copied_st) in copied.items():
         try:
             now = os.stat(src)
