@@ -102,9 +102,12 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 /* ---- the caller's position (trampoline.h) -------------------------------
  * The low 32 bits of where the calling frame is: on 3.11+ its current
  * instruction itself, which lies inside its code object, at _PyCode_CODE +
- * the byte offset; on 3.8-3.10 the address of its code object plus f_lasti
- * (bytes on 3.8-3.9, code units on 3.10; -1 before the first instruction).
- * code_base() and code_unit() below say the same to the line file. */
+ * the byte offset; on 3.8-3.10 the address of its bytecode (co_code's
+ * buffer) plus f_lasti (bytes on 3.8-3.9, code units on 3.10; -1 before
+ * the first instruction).  Either way a position lies inside its own
+ * code's bytes, which no other live code object's overlap, so a position
+ * read against another code's range names no line.  code_base() and
+ * code_unit() below say the same to the line file. */
 #if V311
 #  if PY_VERSION_HEX >= 0x030D0000
 #    define FRAME_AT(frame) ((frame)->instr_ptr)
@@ -116,8 +119,8 @@ typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint
 #  define code_bytes(co) ((size_t)Py_SIZE(co) * sizeof(_Py_CODEUNIT))
 #  define code_unit 1u
 #else
-#  define FRAME_POS(c) ((uint32_t)((uintptr_t)(c)->f_code + (uintptr_t)(intptr_t)(c)->f_lasti))
-#  define code_base(co) ((uintptr_t)(co))
+#  define code_base(co) ((uintptr_t)PyBytes_AS_STRING((co)->co_code))
+#  define FRAME_POS(c) ((uint32_t)(code_base((c)->f_code) + (uintptr_t)(intptr_t)(c)->f_lasti))
 #  define code_bytes(co) ((size_t)PyBytes_GET_SIZE((co)->co_code))
 #  define code_unit (PY_VERSION_HEX >= 0x030A0000 ? 2u : 1u)
 #endif
