@@ -102,6 +102,8 @@ void linefile__parse(struct linefile *lf, const char *buf, size_t len)
     drop_repeats(lf);
 }
 
+#define LINEFILE_MAX_BYTES (1ull << 30)
+
 int linefile__load(struct linefile *lf, const char *path)
 {
     struct stat st;
@@ -111,6 +113,12 @@ int linefile__load(struct linefile *lf, const char *path)
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid())) {
         close(fd);
         return -EPERM;
+    }
+    /* A program's line tables are megabytes; a file far past that (a
+     * sparse one, or another file named so) is refused, not read. */
+    if ((uint64_t)st.st_size > LINEFILE_MAX_BYTES) {
+        close(fd);
+        return -EFBIG;
     }
     size_t len = (size_t)st.st_size, got = 0;
     char *buf = xmalloc(len + 1);
