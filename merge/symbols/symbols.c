@@ -799,12 +799,13 @@ static const struct linefile *dso_lines(struct dso_syms *ds)
 {
     if (ds->lines_state != UNLOADED || !ds->map_path)
         return ds->lines_state == LOADED ? &ds->lines : NULL;
-    size_t n = strlen(ds->map_path);
+    size_t n = strlen(ds->map_path), suffix = strlen(CONTRACT_FILE_MAP_SUFFIX);
     char path[4200];
     ds->lines_state = FAILED;
-    if (n < 4 || strcmp(ds->map_path + n - 4, ".map") != 0 || n + 3 >= sizeof(path))
+    if (n < suffix || strcmp(ds->map_path + n - suffix, CONTRACT_FILE_MAP_SUFFIX) != 0 ||
+        n - suffix + strlen(CONTRACT_FILE_LINES_SUFFIX) >= sizeof(path))
         return NULL;
-    snprintf(path, sizeof(path), "%.*s.lines", (int)(n - 4), ds->map_path);
+    snprintf(path, sizeof(path), "%.*s" CONTRACT_FILE_LINES_SUFFIX, (int)(n - suffix), ds->map_path);
     int err = linefile__load(&ds->lines, path);
     if (err != 0) {
         warnx_("%s: %s; its Python frames are named without lines", path,

@@ -4,6 +4,7 @@ import os
 import shutil
 import threading
 
+from pyperfrecord import contract
 from pyperfrecord.procs import file_key, nspid, started_at, stat_fields
 
 
@@ -94,14 +95,15 @@ class ContainerMaps:
         self.done.set()
         self.thread.join()
 
-    def copy(self, pid, dst, suffix="map"):
+    def copy(self, pid, dst, suffix=contract.FILE_MAP_SUFFIX):
         """Copies pid's map (or the file beside it of that suffix: its
-        "lines") to dst; returns whether it had one here."""
+        line file) to dst; returns whether it had one here."""
         if pid not in self.seen:
             return False
         ns, key = self.seen[pid]
         try:
-            fd = os.open("perf-%d.%s" % (ns, suffix), os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.dirs[key])
+            fd = os.open(contract.FILE_MAP_PREFIX + str(ns) + suffix, os.O_RDONLY | os.O_CLOEXEC,
+                         dir_fd=self.dirs[key])
         except OSError:
             return False
         with open(fd, "rb") as src, open(dst, "wb") as out:
