@@ -82,23 +82,24 @@ def copy_map(src, dst, since):
 
 def lines_of(map_path):
     """The line file libpyperfmap writes beside a perf map (docs/lines.md)."""
-    return map_path[:-len(".map")] + ".lines"
+    return map_path[:-len(contract.FILE_MAP_SUFFIX)] + contract.FILE_LINES_SUFFIX
 
 
-def copy_lines(src, dst, map_st):
+def copy_lines(src, dst, map_st, since):
     """Copies the line file of the perf map src (copied to dst, map_st its
     os.stat_result) beside dst, quietly: only pyperfmap's processes have
-    one.  Each map entry's line is written right after it: a line file of
-    another owner, or last written well before the map, is an earlier
+    one.  A line file of another owner, or last written before the
+    recorded program started (since, as for copy_map), is an earlier
     process's with the same PID, left out (pymerge then says the frames
-    have no lines)."""
+    have no lines).  Not the map's own time: a map also gets entries that
+    have no lines (task names), long after the last code object's."""
     try:
         f = open(lines_of(src), "rb")
     except OSError:
         return
     with f:
         st = os.fstat(f.fileno())
-        if st.st_uid != map_st.st_uid or st.st_mtime < map_st.st_mtime - 1:
+        if st.st_uid != map_st.st_uid or (since is not None and st.st_mtime < since - 1):
             return
         with open(lines_of(dst), "wb") as o:
             shutil.copyfileobj(f, o)
@@ -179,13 +180,13 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
         src, dst = map_of(p), contract.FILE_MAP_PREFIX + str(p) + contract.FILE_MAP_SUFFIX
         if boxes and boxes.copy(p, os.path.join(out, dst)):
             maps.append(dst)
-            boxes.copy(p, os.path.join(out, lines_of(dst)), "lines")
+            boxes.copy(p, os.path.join(out, lines_of(dst)), contract.FILE_LINES_SUFFIX)
             continue
         st = copy_map(src, os.path.join(out, dst), None if pid is not None else started)
         if st:
             maps.append(dst)
             copied[p] = (src, st)
-            copy_lines(src, os.path.join(out, dst), st)
+            copy_lines(src, os.path.join(out, dst), st, None if pid is not None else started)
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"
