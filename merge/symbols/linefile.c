@@ -98,7 +98,8 @@ void linefile__parse(struct linefile *lf, const char *buf, size_t len)
             lf->bad++;
     }
     free(copy);
-    qsort(lf->codes, lf->n_codes, sizeof(*lf->codes), by_tramp);
+    if (lf->n_codes)    /* qsort of NULL, even of none, is undefined */
+        qsort(lf->codes, lf->n_codes, sizeof(*lf->codes), by_tramp);
     drop_repeats(lf);
 }
 
