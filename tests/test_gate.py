@@ -104,10 +104,13 @@ class Gate(SharedScratch):
             self.assertEqual((cells[0][1], cells[0][6]), ("1", cpu[test]), html)
 
     def test_bad_usage(self):
-        """Too few inputs for --runs, a format the runs cannot give,
-        --runs 0, and a gate option without --runs: one line each naming
-        what is wrong, exit 1, nothing written."""
-        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then the new"),
+        """Too few inputs for --runs, one new run only (no spread to test),
+        a format the runs cannot give, --runs 0 and --runs 1, and a gate
+        option without --runs: one line each naming what is wrong, exit 1,
+        nothing written."""
+        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then 2 new"),
+                           (["--runs", "2", "a", "b", "c"], "give the 2 base runs, then 2 new ones or more"),
+                           (["--runs", "1", "a", "b", "c"], "--runs 1: give a number of base runs, 2 or more"),
                            (["--runs", "2", "--format", "svg", "a", "b", "c"], "--format table or markdown"),
                            (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs"),
                            (["--min-change", "15", "a", "b"], "--min-change and --normalize go with --runs")):

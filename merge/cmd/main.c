@@ -741,7 +741,7 @@ static int set_runs(struct cli *c, const char *arg, int k)
     char *end;
     (void)k;
     c->runs = (size_t)strtoul(arg, &end, 10);
-    return whole(arg, end) && *arg != '-' && c->runs >= 1 && c->runs <= 100000 ? 0 : -EINVAL;
+    return whole(arg, end) && *arg != '-' && c->runs >= 2 && c->runs <= 100000 ? 0 : -EINVAL;
 }
 
 static int set_alpha(struct cli *c, const char *arg, int k)
@@ -826,7 +826,7 @@ static const struct opt opts[] = {
     {"inverted", 0, CMD_ANY, NULL, NULL, set_inverted},
     {"top", 0, CMD_ANY, "a number of rows", NULL, set_top},
     {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
-    {"runs", 0, CMD_DIFF, "a number of base runs, 1 or more", NULL, set_runs},
+    {"runs", 0, CMD_DIFF, "a number of base runs, 2 or more", NULL, set_runs},
     {"alpha", 0, CMD_DIFF, "a significance level, above 0 and below 1", NULL, set_alpha},
     {"min-change", 0, CMD_DIFF, "a percentage, 0 or more", NULL, set_min_change},
     {"normalize", 0, CMD_DIFF, NULL, NULL, set_normalize},
@@ -997,8 +997,8 @@ static int run(struct cli *c, int argc, char **argv)
             c->writer = NULL;
         if (c->writer && c->writer != writer__find("markdown"))
             return usage_error("diff --runs: --format table or markdown");
-        if ((size_t)rest <= c->runs)
-            return usage_error("diff --runs %zu: give the %zu base runs, then the new ones (%d given)",
+        if ((size_t)rest < c->runs + 2)
+            return usage_error("diff --runs %zu: give the %zu base runs, then 2 new ones or more (%d given)",
                                c->runs, c->runs, rest);
         if (c->o.view.view == VIEW_NATIVE || c->o.spans.off || c->fail_above >= 0)
             return usage_error("diff --runs: compares spans: not with --view native, --no-spans "
