@@ -86,6 +86,23 @@ class Gate(SharedScratch):
         with open(svg) as f:
             self.assertIn("parse_fields", f.read())
 
+    def test_graph_not_written(self):
+        """A changed span's flame graph that cannot be written (a folder
+        in its place) costs only its link: one warning naming the report,
+        the report written without the link, and the gate's exit 3."""
+        folder = os.path.join(self.dir, "blocked")
+        os.makedirs(os.path.join(folder, "test_bench.py__test_parse.svg"))
+        report = os.path.join(folder, "gate.md")
+        r = self.diff("slow", "--format", "markdown", "-o", report)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        said = [l for l in r.stderr.splitlines() if "no flame graph" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn(report, said[0])
+        with open(report) as f:
+            text = f.read()
+        self.assertIn("test\\_parse", text)
+        self.assertNotIn("[flame graph](", text)
+
     def test_markdown_of_one_recording(self):
         """pymerge --format markdown of one recording: its span table,
         rendered by cmark-gfm with one row per test holding its count (1)

@@ -362,7 +362,7 @@ static int span_graph(struct cli *c, const struct gate_in *g, const char *name, 
         svg.title = title;
         svg.base = side[0];
         errno = 0;
-        ret = out ? close_output(out, path, no_stacks(out_svg__write(out, side[1], &svg), path)) : 2;
+        ret = out ? close_output(out, path, out_svg__write(out, side[1], &svg)) : 2;
     }
     profile__delete(side[0]);
     profile__delete(side[1]);
@@ -372,26 +372,34 @@ static int span_graph(struct cli *c, const struct gate_in *g, const char *name, 
 }
 
 /* diff --runs --format markdown -o REPORT: each changed span's flame
- * graph beside the report, named in the model for its link. */
-static int span_graphs(struct cli *c, const struct gate_in *g, struct spandiff *d)
+ * graph beside the report, named in the model for its link.  A graph
+ * that cannot be drawn (a span without stacks on one side) is left out
+ * with one warning: the report and the gate's verdict matter more. */
+static void span_graphs(struct cli *c, const struct gate_in *g, struct spandiff *d)
 {
-    size_t n = 0;
+    size_t n = 0, failed = 0;
     while (n < d->n && (d->spans[n].verdict == SD_SLOWER || d->spans[n].verdict == SD_FASTER))
         n++;
     const char **names = xcalloc(n + 1, sizeof(*names));
     char *dir = folder_of(c->output);
-    int ret = 0;
+    const char *first = NULL;
     for (size_t i = 0; i < n; i++)
         names[i] = d->spans[i].name;
-    for (size_t i = 0; i < n && !ret; i++) {
+    for (size_t i = 0; i < n; i++) {
         char *path = byspan__path(dir, names, i, "svg");
-        ret = span_graph(c, g, names[i], path);
-        d->spans[i].graph = xstrdup(path_basename(path));
+        if (span_graph(c, g, names[i], path) == 0) {
+            d->spans[i].graph = xstrdup(path_basename(path));
+        } else {
+            first = first ? first : names[i];
+            failed++;
+        }
         free(path);
     }
+    if (failed)
+        warnx_("%s: no flame graph for %zu changed span(s), %s the first: left out of the report",
+               c->output, failed, first);
     free(dir);
     free(names);
-    return ret;
 }
 
 /* diff --runs N: the report of the span-by-span comparison, then the
@@ -408,15 +416,15 @@ static int run_runs(struct cli *c, char **paths, int n)
         spandiff__delete(d);
         return 2;
     }
-    int ret = c->writer && c->output ? span_graphs(c, &g, d) : 0;
-    FILE *out = ret ? NULL : open_output(c->output);
+    if (c->writer && c->output)
+        span_graphs(c, &g, d);
+    FILE *out = open_output(c->output);
+    int ret = 2;
     if (out) {
         errno = 0;
         c->w.spandiff = d;
         ret = close_output(out, c->output, c->writer ? c->writer->write(out, NULL, &c->w)
                                                       : out_spandiff__table(out, d, c->w.top));
-    } else if (!ret) {
-        ret = 2;
     }
     if (ret == 0 && gate__slower(d))
         ret = 3;
