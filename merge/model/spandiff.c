@@ -227,8 +227,9 @@ static void against_rest(const struct spandiff_acc *a, const struct series *fn,
     }
 }
 
-/* Every function of span id, tested against the rest of its span. */
-static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span *out)
+/* Every function of span id, tested against the rest of its span; its
+ * time per call divided by the runs' speeds, as its span's is. */
+static void functions(const struct spandiff_acc *a, uint32_t id, const double *speed, struct sd_span *out)
 {
     size_t nk = intern__count(a->keys), n = 0;
     struct sd_function *f = xcalloc(nk + 1, sizeof(*f));
@@ -240,7 +241,7 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
             continue;
         struct sd_function *fn = &f[n++];
         fn->name = xstrdup(intern__str(a->keys, k) + 4);
-        per_call(a, &a->fn[k], &a->span[id], NULL, v);
+        per_call(a, &a->fn[k], &a->span[id], speed, v);
         struct sd_stat abs = test(a, v, 0);
         fn->per_call[0] = abs.mean[0];
         fn->per_call[1] = abs.mean[1];
@@ -256,13 +257,16 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
 }
 
 /* After Holm: the tested functions of s whose time grew against the rest
- * of its span, significant ones first, then by growth of their own time. */
+ * of its span, significant ones first, then by growth of their own time.
+ * A function's share also grows when the rest of its span got faster:
+ * only its own time grown by min_change makes it significant. */
 static void keep_grown(struct sd_span *s, const struct spandiff_opts *o)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->n_grown; i++) {
         struct sd_function *f = &s->grown[i];
-        f->significant = f->s.p_adj < o->alpha && spandiff__change(&f->s) >= o->min_change;
+        f->significant = f->s.p_adj < o->alpha && spandiff__change(&f->s) >= o->min_change &&
+                         f->per_call[1] >= f->per_call[0] * (1 + o->min_change / 100);
         if (!isnan(f->s.p) && f->s.mean[1] > f->s.mean[0])
             s->grown[kept++] = *f;
         else
@@ -312,6 +316,8 @@ static enum sd_verdict verdict(const struct sd_span *sp, const struct spandiff_o
     double change = spandiff__change(s);
     if (s->p_adj < o->alpha && fabs(change) >= o->min_change)
         return change > 0 ? SD_SLOWER : SD_FASTER;
+    if (s->p_adj < o->alpha && change < 0)
+        return SD_SAME;
     if (sp->n_grown && sp->grown[0].significant)
         return SD_SLOWER;
     return isnan(s->p) && !sp->n_grown ? SD_UNTESTED : SD_SAME;
@@ -363,7 +369,7 @@ struct spandiff *spandiff__finish(struct spandiff_acc *a, const struct spandiff_
         for (int side = 0; side < 2; side++)
             for (size_t r = 0; r < a->runs[side]; r++)
                 sp->calls[side] += a->span[s].calls[r + (side ? a->runs[0] : 0)] / (double)a->runs[side];
-        functions(a, s, sp);
+        functions(a, s, speed, sp);
     }
     correct(d);
     for (uint32_t s = 0; s < n; s++) {

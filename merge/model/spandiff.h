@@ -33,7 +33,8 @@ struct sd_function {
     const char *name;
     struct sd_stat s;           /* its weight against the rest of its span's, per run */
     double per_call[2];         /* its weight per call of the span, means of the runs */
-    int significant;            /* p_adj < alpha, and grown by min_change or more */
+    int significant;            /* p_adj < alpha, and grown by min_change or more, against
+                                   the rest and in its own time per call */
 };
 
 struct sd_span {
