@@ -22,15 +22,19 @@ class Gate(SharedScratch):
     @classmethod
     def setUpClass(cls):
         """RUNS recordings of the suite as it is (base), with parse_fields
-        30% slower (slow), and as it is again (same), interleaved so that
-        the machine's load falls on every side alike."""
+        30% slower (slow), and as it is again (same), and 2 without
+        test_hash (nohash), interleaved so that the machine's load falls
+        on every side alike."""
         super().setUpClass()
-        cls.runs = {"base": [], "slow": [], "same": []}
+        cls.runs = {"base": [], "slow": [], "same": [], "nohash": []}
         for i in range(RUNS):
-            for side, slowdown in (("base", "1"), ("slow", "1.3"), ("same", "1")):
+            for side, slowdown, only in (("base", "1", []), ("slow", "1.3", []), ("same", "1", []),
+                                         ("nohash", "1", ["-k", "not test_hash"])):
+                if side == "nohash" and i >= 2:
+                    continue
                 out = os.path.join(cls.dir, "%s%d" % (side, i))
                 cmd = [RECORD, "-F", FREQ, "-m", "128M", "-o", out, "--", SYSTEM_PYTHON, "-m", "pytest",
-                       "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider", "--pyperfmap", SUITE]
+                       "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider", "--pyperfmap", SUITE] + only
                 r = run(cmd, env={"GATE_SLOWDOWN": slowdown}, cwd=cls.dir)
                 if r.returncode:
                     raise AssertionError("%s: %s" % (" ".join(cmd), r.stdout + r.stderr))
@@ -102,6 +106,29 @@ class Gate(SharedScratch):
             text = f.read()
         self.assertIn("test\\_parse", text)
         self.assertNotIn("[flame graph](", text)
+
+    def test_new_and_gone_benchmark(self):
+        """A benchmark only in the new runs (test_hash added) or only in
+        the base ones (removed) is no test: the table calls it new or gone
+        and the gate passes (exit 0), as the markdown report, rendered by
+        cmark-gfm, does in test_hash's row."""
+        base, nohash = self.runs["base"][:2], self.runs["nohash"]
+        for first, second, word in ((nohash, base, "new"), (base, nohash, "gone")):
+            cmd = [PYMERGE, "diff", "--runs", "2", "--min-change", "15"] + first + second
+            r = run(cmd)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            line = [l for l in r.stdout.splitlines() if l.endswith("::test_hash")]
+            self.assertEqual(len(line), 1, r.stdout)
+            self.assertRegex(line[0], r"^\s*%s\s.*\s%s\s" % (word, word))
+            report = os.path.join(self.dir, "report-" + word, "gate.md")
+            os.makedirs(os.path.dirname(report), exist_ok=True)
+            r = run(cmd[:2] + ["--format", "markdown", "-o", report] + cmd[2:])
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            html = subprocess.run(["cmark-gfm", "-e", "table", report], stdout=subprocess.PIPE,
+                                  universal_newlines=True, check=True).stdout
+            row = [x for x in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "::test_hash</td>" in x]
+            self.assertEqual(len(row), 1, html)
+            self.assertIn("<td align=\"right\">%s</td>" % word, row[0])
 
     def test_markdown_of_one_recording(self):
         """pymerge --format markdown of one recording: its span table,

@@ -1,8 +1,9 @@
 /*
  * test_spandiff.c - the verdicts of `pymerge diff --runs`
  * (merge/model/spandiff.c) on hand-made runs whose answer is known: the
- * rest of a span getting faster is no slowdown of its functions, and a
- * function that did grow still makes its span slower.
+ * rest of a span getting faster is no slowdown of its functions, a
+ * function that did grow still makes its span slower, and a span or
+ * function on one side only is new or gone, never slower.
  */
 #include "check.h"
 #include "spandiff.h"
@@ -101,10 +102,28 @@ static void check_function_grew(void)
     spandiff__delete(d);
 }
 
+/* Span b only in the new runs, span c only in the base ones, function
+ * extra only in the new runs of span a: new and gone, untested, never
+ * slower. */
+static void check_new_and_gone(void)
+{
+    static const struct fn_time t[] = {{"a", "parse", 500, 500}, {"a", "check", 500, 500},
+                                       {"a", "extra", 0, 100},   {"b", "sort", 0, 300},
+                                       {"c", "hash", 300, 0}};
+    struct spandiff *d = compare(t, 5, 5);
+    const struct sd_span *a = span(d, "a"), *b = span(d, "b"), *c = span(d, "c");
+    CHECK(b->verdict == SD_NEW && isnan(b->s.p));
+    CHECK(c->verdict == SD_GONE && isnan(c->s.p));
+    const struct sd_function *extra = function(a, "extra");
+    CHECK(extra && extra->absent == 0 && isnan(extra->s.p) && !extra->significant);
+    spandiff__delete(d);
+}
+
 int main(void)
 {
     check_rest_faster();
     check_function_grew();
+    check_new_and_gone();
     puts("ok");
     return 0;
 }
