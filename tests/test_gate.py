@@ -22,15 +22,19 @@ class Gate(SharedScratch):
     @classmethod
     def setUpClass(cls):
         """RUNS recordings of the suite as it is (base), with parse_fields
-        30% slower (slow), and as it is again (same), interleaved so that
-        the machine's load falls on every side alike."""
+        30% slower (slow), and as it is again (same), and 2 without
+        test_hash (nohash), interleaved so that the machine's load falls
+        on every side alike."""
         super().setUpClass()
-        cls.runs = {"base": [], "slow": [], "same": []}
+        cls.runs = {"base": [], "slow": [], "same": [], "nohash": []}
         for i in range(RUNS):
-            for side, slowdown in (("base", "1"), ("slow", "1.3"), ("same", "1")):
+            for side, slowdown, only in (("base", "1", []), ("slow", "1.3", []), ("same", "1", []),
+                                         ("nohash", "1", ["-k", "not test_hash"])):
+                if side == "nohash" and i >= 2:
+                    continue
                 out = os.path.join(cls.dir, "%s%d" % (side, i))
                 cmd = [RECORD, "-F", FREQ, "-m", "128M", "-o", out, "--", SYSTEM_PYTHON, "-m", "pytest",
-                       "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider", "--pyperfmap", SUITE]
+                       "-q", "-p", "pyperfmap._pytest", "-p", "no:cacheprovider", "--pyperfmap", SUITE] + only
                 r = run(cmd, env={"GATE_SLOWDOWN": slowdown}, cwd=cls.dir)
                 if r.returncode:
                     raise AssertionError("%s: %s" % (" ".join(cmd), r.stdout + r.stderr))
@@ -86,6 +90,46 @@ class Gate(SharedScratch):
         with open(svg) as f:
             self.assertIn("parse_fields", f.read())
 
+    def test_graph_not_written(self):
+        """A changed span's flame graph that cannot be written (a folder
+        in its place) costs only its link: one warning naming the report,
+        the report written without the link, and the gate's exit 3."""
+        folder = os.path.join(self.dir, "blocked")
+        os.makedirs(os.path.join(folder, "test_bench.py__test_parse.svg"))
+        report = os.path.join(folder, "gate.md")
+        r = self.diff("slow", "--format", "markdown", "-o", report)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        said = [l for l in r.stderr.splitlines() if "no flame graph" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn(report, said[0])
+        with open(report) as f:
+            text = f.read()
+        self.assertIn("test\\_parse", text)
+        self.assertNotIn("[flame graph](", text)
+
+    def test_new_and_gone_benchmark(self):
+        """A benchmark only in the new runs (test_hash added) or only in
+        the base ones (removed) is no test: the table calls it new or gone
+        and the gate passes (exit 0), as the markdown report, rendered by
+        cmark-gfm, does in test_hash's row."""
+        base, nohash = self.runs["base"][:2], self.runs["nohash"]
+        for first, second, word in ((nohash, base, "new"), (base, nohash, "gone")):
+            cmd = [PYMERGE, "diff", "--runs", "2", "--min-change", "15"] + first + second
+            r = run(cmd)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            line = [l for l in r.stdout.splitlines() if l.endswith("::test_hash")]
+            self.assertEqual(len(line), 1, r.stdout)
+            self.assertRegex(line[0], r"^\s*%s\s.*\s%s\s" % (word, word))
+            report = os.path.join(self.dir, "report-" + word, "gate.md")
+            os.makedirs(os.path.dirname(report), exist_ok=True)
+            r = run(cmd[:2] + ["--format", "markdown", "-o", report] + cmd[2:])
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            html = subprocess.run(["cmark-gfm", "-e", "table", report], stdout=subprocess.PIPE,
+                                  universal_newlines=True, check=True).stdout
+            row = [x for x in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "::test_hash</td>" in x]
+            self.assertEqual(len(row), 1, html)
+            self.assertIn("<td align=\"right\">%s</td>" % word, row[0])
+
     def test_markdown_of_one_recording(self):
         """pymerge --format markdown of one recording: its span table,
         rendered by cmark-gfm with one row per test holding its count (1)
@@ -104,10 +148,13 @@ class Gate(SharedScratch):
             self.assertEqual((cells[0][1], cells[0][6]), ("1", cpu[test]), html)
 
     def test_bad_usage(self):
-        """Too few inputs for --runs, a format the runs cannot give,
-        --runs 0, and a gate option without --runs: one line each naming
-        what is wrong, exit 1, nothing written."""
-        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then the new"),
+        """Too few inputs for --runs, one new run only (no spread to test),
+        a format the runs cannot give, --runs 0 and --runs 1, and a gate
+        option without --runs: one line each naming what is wrong, exit 1,
+        nothing written."""
+        for args, said in ((["--runs", "5"] + self.runs["base"], "give the 5 base runs, then 2 new"),
+                           (["--runs", "2", "a", "b", "c"], "give the 2 base runs, then 2 new ones or more"),
+                           (["--runs", "1", "a", "b", "c"], "--runs 1: give a number of base runs, 2 or more"),
                            (["--runs", "2", "--format", "svg", "a", "b", "c"], "--format table or markdown"),
                            (["--runs", "0", "a", "b"], "--runs 0: give a number of base runs"),
                            (["--min-change", "15", "a", "b"], "--min-change and --normalize go with --runs")):

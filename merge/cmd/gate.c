@@ -32,7 +32,11 @@ static void say(const struct spandiff *d, const struct sd_span *s)
     const char *u;
     double base = spandiff__shown(d, s->s.mean[0], &u), cur = spandiff__shown(d, s->s.mean[1], &u);
     char grown[512] = "no function's own time grew";
-    if (s->n_grown) {
+    if (s->n_grown && s->grown[0].absent >= 0) {
+        const struct sd_function *f = &s->grown[0];
+        snprintf(grown, sizeof grown, "%s %s: %+.3g %s per call", f->absent ? "gone" : "new", f->name,
+                 spandiff__shown(d, f->per_call[1] - f->per_call[0], &u), u);
+    } else if (s->n_grown) {
         const struct sd_function *f = &s->grown[0];
         snprintf(grown, sizeof grown, "%s %s: %+.3g %s per call, %+.1f%% against the rest of the "
                  "span (Holm p %.2g)", f->significant ? "grown" : "grown most, not significantly",

@@ -362,7 +362,7 @@ static int span_graph(struct cli *c, const struct gate_in *g, const char *name, 
         svg.title = title;
         svg.base = side[0];
         errno = 0;
-        ret = out ? close_output(out, path, no_stacks(out_svg__write(out, side[1], &svg), path)) : 2;
+        ret = out ? close_output(out, path, out_svg__write(out, side[1], &svg)) : 2;
     }
     profile__delete(side[0]);
     profile__delete(side[1]);
@@ -372,26 +372,34 @@ static int span_graph(struct cli *c, const struct gate_in *g, const char *name, 
 }
 
 /* diff --runs --format markdown -o REPORT: each changed span's flame
- * graph beside the report, named in the model for its link. */
-static int span_graphs(struct cli *c, const struct gate_in *g, struct spandiff *d)
+ * graph beside the report, named in the model for its link.  A graph
+ * that cannot be drawn (a span without stacks on one side) is left out
+ * with one warning: the report and the gate's verdict matter more. */
+static void span_graphs(struct cli *c, const struct gate_in *g, struct spandiff *d)
 {
-    size_t n = 0;
+    size_t n = 0, failed = 0;
     while (n < d->n && (d->spans[n].verdict == SD_SLOWER || d->spans[n].verdict == SD_FASTER))
         n++;
     const char **names = xcalloc(n + 1, sizeof(*names));
     char *dir = folder_of(c->output);
-    int ret = 0;
+    const char *first = NULL;
     for (size_t i = 0; i < n; i++)
         names[i] = d->spans[i].name;
-    for (size_t i = 0; i < n && !ret; i++) {
+    for (size_t i = 0; i < n; i++) {
         char *path = byspan__path(dir, names, i, "svg");
-        ret = span_graph(c, g, names[i], path);
-        d->spans[i].graph = xstrdup(path_basename(path));
+        if (span_graph(c, g, names[i], path) == 0) {
+            d->spans[i].graph = xstrdup(path_basename(path));
+        } else {
+            first = first ? first : names[i];
+            failed++;
+        }
         free(path);
     }
+    if (failed)
+        warnx_("%s: no flame graph for %zu changed span(s), %s the first: left out of the report",
+               c->output, failed, first);
     free(dir);
     free(names);
-    return ret;
 }
 
 /* diff --runs N: the report of the span-by-span comparison, then the
@@ -408,15 +416,15 @@ static int run_runs(struct cli *c, char **paths, int n)
         spandiff__delete(d);
         return 2;
     }
-    int ret = c->writer && c->output ? span_graphs(c, &g, d) : 0;
-    FILE *out = ret ? NULL : open_output(c->output);
+    if (c->writer && c->output)
+        span_graphs(c, &g, d);
+    FILE *out = open_output(c->output);
+    int ret = 2;
     if (out) {
         errno = 0;
         c->w.spandiff = d;
         ret = close_output(out, c->output, c->writer ? c->writer->write(out, NULL, &c->w)
                                                       : out_spandiff__table(out, d, c->w.top));
-    } else if (!ret) {
-        ret = 2;
     }
     if (ret == 0 && gate__slower(d))
         ret = 3;
@@ -741,7 +749,7 @@ static int set_runs(struct cli *c, const char *arg, int k)
     char *end;
     (void)k;
     c->runs = (size_t)strtoul(arg, &end, 10);
-    return whole(arg, end) && *arg != '-' && c->runs >= 1 && c->runs <= 100000 ? 0 : -EINVAL;
+    return whole(arg, end) && *arg != '-' && c->runs >= 2 && c->runs <= 100000 ? 0 : -EINVAL;
 }
 
 static int set_alpha(struct cli *c, const char *arg, int k)
@@ -826,7 +834,7 @@ static const struct opt opts[] = {
     {"inverted", 0, CMD_ANY, NULL, NULL, set_inverted},
     {"top", 0, CMD_ANY, "a number of rows", NULL, set_top},
     {"fail-above", 0, CMD_ANY, "a number of points, 0 or more", NULL, set_fail_above},
-    {"runs", 0, CMD_DIFF, "a number of base runs, 1 or more", NULL, set_runs},
+    {"runs", 0, CMD_DIFF, "a number of base runs, 2 or more", NULL, set_runs},
     {"alpha", 0, CMD_DIFF, "a significance level, above 0 and below 1", NULL, set_alpha},
     {"min-change", 0, CMD_DIFF, "a percentage, 0 or more", NULL, set_min_change},
     {"normalize", 0, CMD_DIFF, NULL, NULL, set_normalize},
@@ -997,8 +1005,8 @@ static int run(struct cli *c, int argc, char **argv)
             c->writer = NULL;
         if (c->writer && c->writer != writer__find("markdown"))
             return usage_error("diff --runs: --format table or markdown");
-        if ((size_t)rest <= c->runs)
-            return usage_error("diff --runs %zu: give the %zu base runs, then the new ones (%d given)",
+        if ((size_t)rest < c->runs + 2)
+            return usage_error("diff --runs %zu: give the %zu base runs, then 2 new ones or more (%d given)",
                                c->runs, c->runs, rest);
         if (c->o.view.view == VIEW_NATIVE || c->o.spans.off || c->fail_above >= 0)
             return usage_error("diff --runs: compares spans: not with --view native, --no-spans "

@@ -158,6 +158,22 @@ static void per_call(const struct spandiff_acc *a, const struct series *s, const
         v[r] = s->w[r] / (calls->calls[r] > 0 ? calls->calls[r] : 1) / (speed ? speed[r] : 1);
 }
 
+/* The side (0 base, 1 new) on which s has no sample and no call in any
+ * run, or -1: a benchmark added or removed, a function renamed, has no
+ * values there to test, only zeros without spread. */
+static int absent_side(const struct spandiff_acc *a, const struct series *s)
+{
+    for (int side = 0; side < 2; side++) {
+        size_t from = side ? a->runs[0] : 0;
+        double any = 0;
+        for (size_t r = from; r < from + a->runs[side]; r++)
+            any += s->w[r] + s->samples[r] + s->calls[r];
+        if (!(any > 0))
+            return side;
+    }
+    return -1;
+}
+
 /* Whether s has enough samples to be tested; its mean samples per run. */
 static int testable(const struct spandiff_acc *a, const struct series *s, double *samples)
 {
@@ -167,7 +183,7 @@ static int testable(const struct spandiff_acc *a, const struct series *s, double
         for (size_t r = 0; r < a->runs[side]; r++)
             samples[side] += s->samples[from + r] / (double)a->runs[side];
     }
-    return a->runs[0] >= 2 && a->runs[1] >= 2 &&
+    return a->runs[0] >= 2 && a->runs[1] >= 2 && absent_side(a, s) < 0 &&
            (!a->has_samples || fmax(samples[0], samples[1]) >= SPANDIFF_MIN_SAMPLES);
 }
 
@@ -227,12 +243,14 @@ static void against_rest(const struct spandiff_acc *a, const struct series *fn,
     }
 }
 
-/* Every function of span id, tested against the rest of its span. */
-static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span *out)
+/* Every function of span id, tested against the rest of its span; its
+ * time per call divided by the runs' speeds, as its span's is. */
+static void functions(const struct spandiff_acc *a, uint32_t id, const double *speed, struct sd_span *out)
 {
     size_t nk = intern__count(a->keys), n = 0;
     struct sd_function *f = xcalloc(nk + 1, sizeof(*f));
     double *v = xcalloc(a->n_runs, sizeof(*v)), samples[2];
+    int span_absent = absent_side(a, &a->span[id]);
     for (uint32_t k = 0; k < nk; k++) {
         uint32_t sid;
         memcpy(&sid, intern__str(a->keys, k), 4);
@@ -240,7 +258,7 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
             continue;
         struct sd_function *fn = &f[n++];
         fn->name = xstrdup(intern__str(a->keys, k) + 4);
-        per_call(a, &a->fn[k], &a->span[id], NULL, v);
+        per_call(a, &a->fn[k], &a->span[id], speed, v);
         struct sd_stat abs = test(a, v, 0);
         fn->per_call[0] = abs.mean[0];
         fn->per_call[1] = abs.mean[1];
@@ -248,7 +266,11 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
         int whole = 0;
         for (size_t r = 0; r < a->n_runs; r++)
             whole |= isnan(v[r]);
-        fn->s = test(a, v, !whole && testable(a, &a->fn[k], samples));
+        int tested = testable(a, &a->fn[k], samples);
+        int side = span_absent < 0 ? absent_side(a, &a->fn[k]) : -1;
+        fn->s = test(a, v, !whole && tested);
+        /* a function seen in a sample or two of one side is no news */
+        fn->absent = side >= 0 && (!a->has_samples || samples[!side] >= SPANDIFF_MIN_SAMPLES) ? side : -1;
     }
     out->grown = f;
     out->n_grown = n;
@@ -256,14 +278,18 @@ static void functions(const struct spandiff_acc *a, uint32_t id, struct sd_span 
 }
 
 /* After Holm: the tested functions of s whose time grew against the rest
- * of its span, significant ones first, then by growth of their own time. */
+ * of its span, and those new or gone in it, significant ones first, then
+ * by growth of their own time.  A function's share also grows when the
+ * rest of its span got faster: only its own time grown by min_change
+ * makes it significant. */
 static void keep_grown(struct sd_span *s, const struct spandiff_opts *o)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->n_grown; i++) {
         struct sd_function *f = &s->grown[i];
-        f->significant = f->s.p_adj < o->alpha && spandiff__change(&f->s) >= o->min_change;
-        if (!isnan(f->s.p) && f->s.mean[1] > f->s.mean[0])
+        f->significant = f->s.p_adj < o->alpha && spandiff__change(&f->s) >= o->min_change &&
+                         f->per_call[1] >= f->per_call[0] * (1 + o->min_change / 100);
+        if ((!isnan(f->s.p) && f->s.mean[1] > f->s.mean[0]) || f->absent >= 0)
             s->grown[kept++] = *f;
         else
             free((char *)f->name);
@@ -275,7 +301,8 @@ static void keep_grown(struct sd_span *s, const struct spandiff_opts *o)
 static int by_verdict(const void *x, const void *y)
 {
     const struct sd_span *a = x, *b = y;
-    static const int rank[] = {[SD_SLOWER] = 0, [SD_FASTER] = 1, [SD_SAME] = 2, [SD_UNTESTED] = 3};
+    static const int rank[] = {[SD_SLOWER] = 0, [SD_FASTER] = 1, [SD_NEW] = 2, [SD_GONE] = 3,
+                               [SD_SAME] = 4, [SD_UNTESTED] = 5};
     if (a->verdict != b->verdict)
         return rank[a->verdict] - rank[b->verdict];
     double ca = fabs(spandiff__change(&a->s)), cb = fabs(spandiff__change(&b->s));
@@ -305,13 +332,18 @@ static void free_acc(struct spandiff_acc *a)
  * when one of its functions grew against the rest of it and the span did
  * not get significantly faster (then it is the rest that got faster).
  * The span's mean alone is no guard: on a loaded machine it moves more
- * than the slowdown of one of its functions. */
+ * than the slowdown of one of its functions.  A span on one side only
+ * keeps its verdict, new or gone. */
 static enum sd_verdict verdict(const struct sd_span *sp, const struct spandiff_opts *o)
 {
     const struct sd_stat *s = &sp->s;
     double change = spandiff__change(s);
+    if (sp->verdict == SD_NEW || sp->verdict == SD_GONE)
+        return sp->verdict;
     if (s->p_adj < o->alpha && fabs(change) >= o->min_change)
         return change > 0 ? SD_SLOWER : SD_FASTER;
+    if (s->p_adj < o->alpha && change < 0)
+        return SD_SAME;
     if (sp->n_grown && sp->grown[0].significant)
         return SD_SLOWER;
     return isnan(s->p) && !sp->n_grown ? SD_UNTESTED : SD_SAME;
@@ -360,10 +392,12 @@ struct spandiff *spandiff__finish(struct spandiff_acc *a, const struct spandiff_
         per_call(a, &a->span[s], &a->span[s], speed, v);
         sp->name = xstrdup(intern__str(a->spans, s));
         sp->s = test(a, v, testable(a, &a->span[s], sp->samples));
+        int absent = absent_side(a, &a->span[s]);
+        sp->verdict = absent == 0 ? SD_NEW : absent == 1 ? SD_GONE : SD_SAME;
         for (int side = 0; side < 2; side++)
             for (size_t r = 0; r < a->runs[side]; r++)
                 sp->calls[side] += a->span[s].calls[r + (side ? a->runs[0] : 0)] / (double)a->runs[side];
-        functions(a, s, sp);
+        functions(a, s, speed, sp);
     }
     correct(d);
     for (uint32_t s = 0; s < n; s++) {

@@ -22,7 +22,9 @@
  * of samples on every run would make a zero-variance "certain" change. */
 #define SPANDIFF_MIN_SAMPLES 10
 
-enum sd_verdict { SD_SAME, SD_SLOWER, SD_FASTER, SD_UNTESTED };
+/* SD_NEW, SD_GONE: a span with no sample and no call in any base run, or
+ * in any new one: nothing to test, never slower. */
+enum sd_verdict { SD_SAME, SD_SLOWER, SD_FASTER, SD_UNTESTED, SD_NEW, SD_GONE };
 
 struct sd_stat {
     double mean[2];             /* per call, per run: [0] base, [1] new */
@@ -33,7 +35,9 @@ struct sd_function {
     const char *name;
     struct sd_stat s;           /* its weight against the rest of its span's, per run */
     double per_call[2];         /* its weight per call of the span, means of the runs */
-    int significant;            /* p_adj < alpha, and grown by min_change or more */
+    int significant;            /* p_adj < alpha, and grown by min_change or more, against
+                                   the rest and in its own time per call */
+    int absent;                 /* no sample in any run of side 0 (new), 1 (gone), or -1 */
 };
 
 struct sd_span {
@@ -41,8 +45,8 @@ struct sd_span {
     struct sd_stat s;
     double calls[2], samples[2];    /* means per run */
     enum sd_verdict verdict;
-    struct sd_function *grown;  /* functions that grew against the rest of the */
-    size_t n_grown;             /* span, significant ones first, then by growth */
+    struct sd_function *grown;  /* functions that grew against the rest of the span, */
+    size_t n_grown;             /* or new or gone in it; significant ones first, then by growth */
     char *graph;                /* its differential flame graph's file name, or NULL */
 };
 

@@ -10,7 +10,14 @@
 #include <string.h>
 
 static const char *const verdicts[] = {[SD_SAME] = "same", [SD_SLOWER] = "slower",
-                                       [SD_FASTER] = "faster", [SD_UNTESTED] = "untested"};
+                                       [SD_FASTER] = "faster", [SD_UNTESTED] = "untested",
+                                       [SD_NEW] = "new", [SD_GONE] = "gone"};
+
+/* A span on one side only: its word, shown where a change would be. */
+static const char *absent(const struct sd_span *s)
+{
+    return s->verdict == SD_NEW || s->verdict == SD_GONE ? verdicts[s->verdict] : NULL;
+}
 
 static double shown(const struct spandiff *d, double v)
 {
@@ -39,6 +46,11 @@ static void pval(FILE *f, double p, const char *fmt)
 
 static void table_function(FILE *f, const struct spandiff *d, const struct sd_function *fn)
 {
+    if (fn->absent >= 0) {
+        fprintf(f, "%8s %+11.3f %-4s %s: %s\n", "", shown(d, fn->per_call[1] - fn->per_call[0]), unit(d),
+                fn->absent ? "gone" : "new", fn->name);
+        return;
+    }
     fprintf(f, "%8s %+11.3f %-4s %+7.1f%% vs the rest, p-holm", "",
             shown(d, fn->per_call[1] - fn->per_call[0]), unit(d), spandiff__change(&fn->s));
     pval(f, fn->s.p_adj, " %-8s");
@@ -51,8 +63,11 @@ int out_spandiff__table(FILE *f, const struct spandiff *d, size_t top)
             "span (per call, mean of the runs)");
     for (size_t i = 0; i < d->n; i++) {
         const struct sd_span *s = &d->spans[i];
-        fprintf(f, "%+7.1f%% %11.3f %11.3f", spandiff__change(&s->s), shown(d, s->s.mean[0]),
-                shown(d, s->s.mean[1]));
+        if (absent(s))
+            fprintf(f, "%8s", absent(s));
+        else
+            fprintf(f, "%+7.1f%%", spandiff__change(&s->s));
+        fprintf(f, " %11.3f %11.3f", shown(d, s->s.mean[0]), shown(d, s->s.mean[1]));
         pval(f, s->s.p_adj, " %9s");
         fprintf(f, " %-8s  %s\n", verdicts[s->verdict], s->name);
         for (size_t k = 0; k < s->n_grown && k < top; k++)
@@ -81,6 +96,11 @@ static void md_functions(FILE *f, const struct spandiff *d, const struct sd_span
         const struct sd_function *fn = &s->grown[k];
         fputs(k ? "<br>" : "", f);
         md(f, fn->name);
+        if (fn->absent >= 0) {
+            fprintf(f, " %+.3g %s, %s", shown(d, fn->per_call[1] - fn->per_call[0]), unit(d),
+                    fn->absent ? "gone" : "new");
+            continue;
+        }
         fprintf(f, " %+.3g %s, %+.0f%% against the rest (p ", shown(d, fn->per_call[1] - fn->per_call[0]),
                 unit(d), spandiff__change(&fn->s));
         pval(f, fn->s.p_adj, "%s");
@@ -93,8 +113,11 @@ static void md_row(FILE *f, const struct spandiff *d, const struct sd_span *s, s
 {
     fputs("| ", f);
     md(f, s->name);
-    fprintf(f, " | %.4g | %.4g | %+.1f%% | ", shown(d, s->s.mean[0]), shown(d, s->s.mean[1]),
-            spandiff__change(&s->s));
+    fprintf(f, " | %.4g | %.4g | ", shown(d, s->s.mean[0]), shown(d, s->s.mean[1]));
+    if (absent(s))
+        fprintf(f, "%s | ", absent(s));
+    else
+        fprintf(f, "%+.1f%% | ", spandiff__change(&s->s));
     pval(f, s->s.p_adj, "%s | ");
     if (top == 0)
         return (void)fputs("\n", f);
@@ -116,8 +139,11 @@ static size_t count(const struct spandiff *d, enum sd_verdict v)
 int out_spandiff__markdown(FILE *f, const struct spandiff *d, size_t top)
 {
     size_t slower = count(d, SD_SLOWER), faster = count(d, SD_FASTER);
-    fprintf(f, "### Benchmarks: %zu slower, %zu faster, %zu unchanged\n\n", slower, faster,
-            count(d, SD_SAME));
+    size_t added = count(d, SD_NEW), gone = count(d, SD_GONE);
+    fprintf(f, "### Benchmarks: %zu slower, %zu faster, %zu unchanged", slower, faster, count(d, SD_SAME));
+    if (added + gone)
+        fprintf(f, ", %zu new, %zu gone", added, gone);
+    fputs("\n\n", f);
     fprintf(f, "%zu base runs against %zu new runs; %s per call (%s)%s. A span is slower when "
                "its time per call, or one of its functions' time against the rest of it, changed "
                "by %g%% or more with p < %g (Welch's t-test on the runs, Holm-corrected over the "
@@ -132,7 +158,7 @@ int out_spandiff__markdown(FILE *f, const struct spandiff *d, size_t top)
             md_row(f, d, &d->spans[i], top ? top : 1);
     }
     if (d->n > slower + faster) {
-        fprintf(f, "\n<details><summary>%zu unchanged or untested spans</summary>\n\n",
+        fprintf(f, "\n<details><summary>%zu unchanged, untested, new or gone spans</summary>\n\n",
                 d->n - slower - faster);
         fprintf(f, "| span | base %s | new %s | change | p |\n|---|---:|---:|---:|---:|\n", unit(d),
                 unit(d));
