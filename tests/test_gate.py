@@ -94,8 +94,15 @@ class Gate(SharedScratch):
         """A changed span's flame graph that cannot be written (a folder
         in its place) costs only its link: one warning naming the report,
         the report written without the link, and the gate's exit 3."""
+        # the graph's name comes from the span's, which holds pytest's
+        # node id: where it is written unblocked says what to block
+        free = os.path.join(self.dir, "free")
+        os.makedirs(free)
+        self.assertEqual(self.diff("slow", "--format", "markdown", "-o", os.path.join(free, "gate.md")).returncode, 3)
+        graphs = [f for f in os.listdir(free) if f.endswith("test_parse.svg")]
+        self.assertEqual(len(graphs), 1, os.listdir(free))
         folder = os.path.join(self.dir, "blocked")
-        os.makedirs(os.path.join(folder, "test_bench.py__test_parse.svg"))
+        os.makedirs(os.path.join(folder, graphs[0]))
         report = os.path.join(folder, "gate.md")
         r = self.diff("slow", "--format", "markdown", "-o", report)
         self.assertEqual(r.returncode, 3, r.stderr)

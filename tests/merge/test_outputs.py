@@ -366,10 +366,13 @@ class Diff(Scratch):
 
     @staticmethod
     def share(folded, name):
-        """Points of the total in stacks through name."""
+        """Points of the samples kept in stacks through name: diff leaves
+        out what a recording lost (the [lost] stack)."""
         total = within = 0
         with open(folded) as f:
             for stack, w in parse_folded(f.read()):
+                if stack.startswith("[lost];"):
+                    continue
                 total += w
                 if name in stack.split(";"):
                     within += w
