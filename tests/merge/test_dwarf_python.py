@@ -22,6 +22,7 @@ On 3.12 and later, a recording of `PYTHON -X perf` (CPython's own
 trampolines, no pyperfmap) must unwind to <module> as completely, and on
 3.13 and later so must `-X perf_jit` after `perf inject --jit`.
 """
+import glob
 import json
 import os
 import shutil
@@ -69,6 +70,16 @@ def record_perf_jit(tmp):
     subprocess.run(['perf', 'inject', '--jit', '-i', raw, '-o', data], check=True,
                    stderr=subprocess.DEVNULL)
     return data, measured
+
+
+def remove_jit_files(pid):
+    """CPython's jit dump of pid and the jitted-*.so files perf inject
+    wrote beside it, in /tmp, where perf.data names them."""
+    for path in glob.glob('/tmp/jitted-%d-*.so' % pid) + ['/tmp/jit-%d.dump' % pid]:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def python_at_least(version):
@@ -264,7 +275,9 @@ class CPythonPerfJit(OwnTrampolines):
 
     @classmethod
     def record(cls):
-        return record_perf_jit(cls.tmp)
+        data, measured = record_perf_jit(cls.tmp)
+        cls.addClassCleanup(remove_jit_files, measured['pid'])
+        return data, measured
 
 
 del OwnTrampolines      # a base, not a test case of its own
