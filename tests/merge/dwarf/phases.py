@@ -4,9 +4,11 @@
 
 Runs rounds of three interleaved phases, each reached through several
 nested Python calls, and writes {"phase_arith": cpu_seconds, ...,
-"total": cpu_seconds of the whole process, "pid": its pid, "system":
-{"phase_arith": seconds in the kernel, ...}} to OUT.json, CPU time being
-time.process_time() and time in the kernel os.times()'s system time:
+"total": cpu_seconds of the whole process, "pid": its pid, "windows":
+{"phase_arith": [[start, end], ...], ...}} to OUT.json, CPU time being
+time.process_time() and a window's ends CLOCK_MONOTONIC seconds (perf
+record -k 1's clock), so that a sample's phase can be known without
+unwinding:
   phase_arith   pure Python arithmetic
   phase_clib    C library work under a Python frame (hashlib on big buffers)
   phase_kernel  kernel work under a Python frame (small writes to /dev/null)
@@ -60,11 +62,11 @@ def level1(phase, fd):
 
 def run_phase(phase, fd, seconds, spent):
     """Run one phase for about `seconds` of CPU time, adding what it used."""
-    start, kernel = time.process_time(), os.times().system
+    start, began = time.process_time(), time.clock_gettime(time.CLOCK_MONOTONIC)
     while time.process_time() - start < seconds:
         level1(phase, fd)
     spent[phase] += time.process_time() - start
-    spent["system"][phase] += os.times().system - kernel
+    spent["windows"][phase].append([began, time.clock_gettime(time.CLOCK_MONOTONIC)])
 
 
 def main(seconds, out):
@@ -72,7 +74,7 @@ def main(seconds, out):
     # Unequal shares, so that a frame attributed to the wrong phase shows.
     weights = {"phase_arith": 0.5, "phase_clib": 0.3, "phase_kernel": 0.2}
     spent = dict.fromkeys(phases, 0.0)
-    spent["system"] = dict.fromkeys(phases, 0.0)
+    spent["windows"] = {phase: [] for phase in phases}
     fd = os.open(os.devnull, os.O_WRONLY)
     for _ in range(ROUNDS):
         for phase in phases:
