@@ -4,6 +4,9 @@ samples fall at every depth.
 
     python recursion.py SECONDS DEPTH
 
+SECONDS are of the process's CPU time, not the wall clock's: a
+recording holds as many samples however busy the machine is.
+
 Its Python stack is always <module> -> run -> level_a -> level_b ->
 level_a ... (alternating), with work() as the leaf.  Prints its pid.
 Works on CPython 3.8 and later.
@@ -35,8 +38,8 @@ def level_b(depth):
 
 
 def run(seconds, depth):
-    end = time.time() + seconds
-    while time.time() < end:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
         level_a(depth)
 
 
