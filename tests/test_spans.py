@@ -202,6 +202,11 @@ class Spans(SharedScratch):
         self.assertEqual(tags.returncode, 0, tags.stderr)
         for want in ("span: ", "after-crossed", "trace_id: ", "%032x" % 7, "span_id: ", "%016x" % 9):
             self.assertIn(want, tags.stdout)
+        # the labels, as entered (a line break a space) and as set while it ran (the later value)
+        _, tracks = self.trace_tracks(data)
+        crossed = [e for t in tracks.values() for e in t if e["name"] == "after-crossed"]
+        self.assertEqual([e["args"] for e in crossed], [{"trace_id": "%032x" % 7, "span_id": "%016x" % 9,
+                                                         "note": "two lines", "status": "500"}])
 
     def test_asgi_interleaved(self):
         """Under uvicorn, with requests to /a and /b interleaved on one
