@@ -1,10 +1,12 @@
 /*
  * spanobj.c - _pyperfmap.Span, the base of pyperfmap.span: entering and
  * leaving in C, so that a span costs little more than the context
- * variable's set and reset (spans.h).  Everything rare goes back to
- * Python's hooks (pyperfmap/_spans.py): a new name, a traced span's
- * labels and probes, an exit that is not the latest entry's, an ancestor
- * closed elsewhere or before a fork.
+ * variable's set and reset (spans.h), and, while traced, its probes
+ * (a trap each is their cost; Python's hooks would double it).
+ * Everything rare goes back to Python's hooks (pyperfmap/_spans.py): a
+ * new name, OpenTelemetry's labels, labels that do not format, an exit
+ * that is not the latest entry's, an ancestor closed elsewhere or before
+ * a fork.
  *
  * An entry, what the context variable holds, is a list:
  * [id, name, parent, thread, generation, closed, token, late labels].
@@ -29,6 +31,7 @@ static PyObject *hooks;         /* _spans._Hooks: name, enter, exit, pop, live, 
 static uint64_t next_id = 1;
 static long generation;         /* forks */
 static int stale;               /* an entry closed elsewhere, or a fork: ancestors need _live */
+static int plain;               /* no OpenTelemetry: an entry's probe needs no Python */
 
 static PyObject *hook(const char *name, PyObject *a, PyObject *b)
 {
@@ -91,6 +94,70 @@ static PyObject *new_entry(SpanObject *self, PyObject *parent)
     return e;
 }
 
+/* labels (a dict) as "key=value" lines, a value's line breaks as spaces,
+ * as _spans._label_text writes them; NULL, with no exception, when they do
+ * not format (Python's hook says why). */
+static PyObject *label_text(PyObject *labels)
+{
+    static PyObject *nl, *space;
+    Py_ssize_t pos = 0, i = 0, n = PyDict_GET_SIZE(labels);
+    PyObject *k, *v, *text = NULL, *lines = PyList_New(n);
+    if (!nl && (!(nl = PyUnicode_InternFromString("\n")) || !(space = PyUnicode_InternFromString(" "))))
+        Py_CLEAR(nl);
+    while (nl && lines && i < n && PyDict_Next(labels, &pos, &k, &v)) {
+        Py_INCREF(k), Py_INCREF(v);     /* a __str__ may change the dict */
+        PyObject *line = PyUnicode_FromFormat("%S=%S", k, v);
+        Py_DECREF(k), Py_DECREF(v);
+        if (line && PyUnicode_FindChar(line, '\n', 0, PyUnicode_GET_LENGTH(line), 1) >= 0)
+            Py_SETREF(line, PyUnicode_Replace(line, nl, space, -1));
+        if (!line)
+            break;
+        PyList_SET_ITEM(lines, i++, line);
+    }
+    if (nl && lines && i == n && !PyErr_Occurred())
+        text = PyUnicode_Join(nl, lines);
+    Py_XDECREF(lines);
+    if (!text)
+        PyErr_Clear();
+    return text;
+}
+
+static uint64_t id_of(PyObject *entry)
+{
+    return entry == Py_None ? 0 : PyLong_AsUnsignedLongLongMask(PyList_GET_ITEM(entry, E_ID));
+}
+
+/* Fires entry e's probe: here when there is no OpenTelemetry span to ask
+ * for and the strings encode, else through Python's hook. */
+static PyObject *fire_enter(SpanObject *self, PyObject *e)
+{
+    PyObject *text = plain ? label_text(self->labels) : NULL;
+    const char *name = text ? PyUnicode_AsUTF8(self->name) : NULL;
+    const char *labels = name ? PyUnicode_AsUTF8(text) : NULL;
+    if (labels)
+        spans__fire_enter(id_of(e), id_of(PyList_GET_ITEM(e, E_PARENT)), name, labels);
+    Py_XDECREF(text);
+    if (labels)
+        Py_RETURN_NONE;
+    PyErr_Clear();
+    return hook("enter", (PyObject *)self, e);
+}
+
+/* Fires e's exit probe, with the labels set while it ran, as fire_enter. */
+static PyObject *fire_exit(PyObject *e, PyObject *parent)
+{
+    PyObject *late = PyList_GET_ITEM(e, E_LATE);
+    PyObject *text = late == Py_None ? NULL : PyDict_Check(late) ? label_text(late) : NULL;
+    const char *labels = late == Py_None ? "" : text ? PyUnicode_AsUTF8(text) : NULL;
+    if (labels)
+        spans__fire_exit(id_of(e), id_of(parent), labels);
+    Py_XDECREF(text);
+    if (labels)
+        Py_RETURN_NONE;
+    PyErr_Clear();
+    return hook("exit", e, parent);
+}
+
 static PyObject *span_enter(SpanObject *self, PyObject *unused)
 {
     (void)unused;
@@ -108,12 +175,13 @@ static PyObject *span_enter(SpanObject *self, PyObject *unused)
         Py_DECREF(e);
         return NULL;
     }
-    PyObject *r = spans__traced_now() ? hook("enter", (PyObject *)self, e) : Py_None;
+    int traced = spans__traced_now();   /* once: a tracer may come meanwhile */
+    PyObject *r = traced ? fire_enter(self, e) : NULL;
+    int failed = traced && !r;
     Py_DECREF(e);
-    if (!r)
+    Py_XDECREF(r);
+    if (failed)
         return NULL;
-    if (r != Py_None)
-        Py_DECREF(r);
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -150,7 +218,7 @@ static PyObject *close_entry(PyObject *e)
         Py_RETURN_FALSE;        /* opened before a fork: the parent's to close */
     if (spans__traced_now()) {
         PyObject *parent = parent_of(PyList_GET_ITEM(e, E_PARENT));
-        PyObject *r = parent ? hook("exit", e, parent) : NULL;
+        PyObject *r = parent ? fire_exit(e, parent) : NULL;
         Py_XDECREF(parent);
         if (!r)
             return NULL;
@@ -245,6 +313,13 @@ PyObject *spans__setup(PyObject *self, PyObject *args)
     Py_XSETREF(var, v);
     Py_XSETREF(names, n);
     Py_XSETREF(hooks, h);
+    Py_RETURN_NONE;
+}
+
+PyObject *spans__plain(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    plain = 1;
     Py_RETURN_NONE;
 }
 

@@ -24,6 +24,8 @@
 
 #include <Python.h>
 
+#include <stdint.h>
+
 /* ---- spans.c: the probes (with sys/sdt.h only) ------------------------ */
 
 #ifdef PYPERFMAP_USDT
@@ -34,8 +36,20 @@ static inline int spans__traced_now(void)
 {
     return (pyperfmap_span__enter_semaphore | pyperfmap_span__exit_semaphore) != 0;
 }
+/* Fire span__enter and span__exit (strings: UTF-8). */
+void spans__fire_enter(uint64_t id, uint64_t parent, const char *name, const char *labels);
+void spans__fire_exit(uint64_t id, uint64_t parent, const char *labels);
 #else
 static inline int spans__traced_now(void) { return 0; }
+static inline void spans__fire_enter(uint64_t id, uint64_t parent, const char *name,
+                                     const char *labels)
+{
+    (void)id, (void)parent, (void)name, (void)labels;
+}
+static inline void spans__fire_exit(uint64_t id, uint64_t parent, const char *labels)
+{
+    (void)id, (void)parent, (void)labels;
+}
 #endif
 
 /* _pyperfmap._span_traced() -> bool: whether a tracer has span__enter. */
@@ -80,6 +94,9 @@ int spans__add_type(PyObject *module);
 /* _pyperfmap._span_setup(var, names, hooks): the context variable, the
  * name cache and the Python hooks that Span uses. */
 PyObject *spans__setup(PyObject *self, PyObject *args);
+/* _pyperfmap._span_plain(): no OpenTelemetry span to ask for; a traced
+ * span's probes are fired from C. */
+PyObject *spans__plain(PyObject *self, PyObject *unused);
 /* _pyperfmap._span_state() -> (generation, stale). */
 PyObject *spans__state(PyObject *self, PyObject *unused);
 /* _pyperfmap._span_forked(): in a forked child. */
@@ -88,6 +105,7 @@ PyObject *spans__forked(PyObject *self, PyObject *unused);
 #define SPANOBJ_METHODS                                                                      \
     {"_span_setup", spans__setup, METH_VARARGS, "_span_setup(var, names, hooks)"},           \
     {"_span_state", spans__state, METH_NOARGS, "_span_state() -> (generation, stale)"},      \
+    {"_span_plain", spans__plain, METH_NOARGS, "_span_plain(): no OpenTelemetry to ask"},   \
     {"_span_forked", spans__forked, METH_NOARGS, "_span_forked(): in a forked child"},
 
 #endif

@@ -3,9 +3,15 @@
 import json
 import os
 import re
+import sys
 import unittest
+from collections import Counter, defaultdict
+from decimal import Decimal
 
 from harness import PYMERGE, RECORD, SharedScratch, go_env, program, python, run
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_modes  # noqa: E402  (the speedscope schema and app)
 
 PYTHON = python("3.12")
 
@@ -33,6 +39,76 @@ class Spans(SharedScratch):
         r = run([PYMERGE] + list(args))
         self.assertEqual(r.returncode, 0, r.stderr)
         return r
+
+    def assert_nested(self, spans, what):
+        """spans, (begin, end, name) of one track, lie inside one another
+        or apart, never across."""
+        open_ = []
+        for begin, end, name in sorted(spans, key=lambda s: (s[0], -s[1])):
+            while open_ and begin >= open_[-1][1]:
+                open_.pop()
+            self.assertTrue(not open_ or end <= open_[-1][1], (what, name, begin, end, open_[-1:]))
+            open_.append((begin, end, name))
+
+    def trace_tracks(self, data, *args):
+        """--format trace, its structure checked strictly: the spans'
+        complete events per (pid, tid) track, each track nesting, each
+        named by a thread_name and its process by a process_name."""
+        r = self.merge("--format", "trace", *args, data)
+        doc = json.loads(r.stdout, parse_float=Decimal)
+        self.assertEqual(set(doc), {"traceEvents", "displayTimeUnit", "otherData"})
+        named, tracks = set(), defaultdict(list)
+        for e in doc["traceEvents"]:
+            self.assertIn(e["ph"], ("X", "M"), e)
+            self.assertIsInstance(e["pid"], int)
+            self.assertIsInstance(e["tid"], int)
+            self.assertTrue(0 < e["tid"] < 2 ** 31, e)
+            if e["ph"] == "M":
+                self.assertIn(e["name"], ("process_name", "thread_name"))
+                self.assertIsInstance(e["args"]["name"], str)
+                named.add((e["name"], e["pid"], e["tid"]))
+            elif e.get("cat") == "span":
+                self.assertTrue(isinstance(e["ts"], Decimal) and e["ts"] >= 0, e)
+                self.assertTrue(isinstance(e["dur"], Decimal) and e["dur"] >= 0, e)
+                self.assertTrue(all(isinstance(v, str) for v in e.get("args", {}).values()), e)
+                tracks[e["pid"], e["tid"]].append(e)
+        for pid, tid in tracks:
+            self.assertIn(("thread_name", pid, tid), named)
+            self.assertIn(("process_name", pid, pid), named)
+            self.assert_nested([(e["ts"], e["ts"] + e["dur"], e["name"]) for e in tracks[pid, tid]],
+                               (pid, tid))
+        return r.stdout, tracks
+
+    def speedscope_tracks(self, data, *args):
+        """--format speedscope, valid against speedscope's schema: its
+        evented profiles (the span tracks), each one's events in time
+        order, every close the innermost open span's.  Returns the file and
+        {profile index: Counter of span names}."""
+        r = self.merge("--format", "speedscope", *args, data)
+        doc = json.loads(r.stdout)
+        if test_modes.SCHEMA and os.path.exists(test_modes.SCHEMA):
+            import jsonschema
+            with open(test_modes.SCHEMA) as f:
+                jsonschema.validate(doc, json.load(f))
+        elif os.environ.get("CI") == "true":
+            self.fail("no speedscope schema at %r" % test_modes.SCHEMA)
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        tracks = {}
+        for i, prof in enumerate(doc["profiles"]):
+            if prof["type"] != "evented":
+                continue
+            stack, at, seen = [], prof["startValue"], Counter()
+            for e in prof["events"]:
+                self.assertGreaterEqual(e["at"], at, e)
+                at = e["at"]
+                if e["type"] == "O":
+                    stack.append(e["frame"])
+                    seen[names[e["frame"]]] += 1
+                else:
+                    self.assertEqual(stack.pop(), e["frame"], (prof["name"], e))
+            self.assertEqual((stack, prof["endValue"]), ([], at), prof["name"])
+            tracks[i] = seen
+        return doc, tracks
 
     def test_wsgi_server_per_endpoint(self):
         """Under wsgi_middleware, each endpoint's span count is exact, its
@@ -68,6 +144,30 @@ class Spans(SharedScratch):
             self.assertEqual(set(re.findall(r"\[span [^;]*\]", f.read())), {"[span GET /light]"})
         bad = run([PYMERGE, "--span", "(", data])
         self.assertEqual((bad.returncode, bad.stderr.count("\n")), (1, 1), bad.stderr)
+        self.check_timelines(data, rows)
+
+    def check_timelines(self, data, rows):
+        """The trace and speedscope formats show the server's spans on a
+        track of their own, one span each, as many of each name as the
+        spans table counts, with their status; --slowest keeps the same
+        spans there as in the table; the speedscope app and its trace
+        importer show them."""
+        trace, tracks = self.trace_tracks(data)
+        self.assertEqual(len(tracks), 1, list(tracks))
+        spans = next(iter(tracks.values()))
+        self.assertEqual(Counter(e["name"] for e in spans), {n: r[0] for n, r in rows.items()})
+        self.assertEqual({e["args"]["status"] for e in spans}, {"200"})
+        slow = span_rows(self.merge("--slowest", "50", "--format", "spans", data).stdout)
+        _, tracks = self.trace_tracks(data, "--slowest", "50")
+        self.assertEqual(Counter(e["name"] for t in tracks.values() for e in t),
+                         {n: r[0] for n, r in slow.items()})
+        doc, tracks = self.speedscope_tracks(data, "--no-spans")
+        self.assertEqual(list(tracks.values()), [{n: r[0] for n, r in rows.items()}])
+        # the app shows its active profile: the span track's, whose frames
+        # (with --no-spans) are nowhere else
+        doc["activeProfileIndex"] = next(iter(tracks))
+        test_modes.Modes.check_in_the_app(self, json.dumps(doc), list(rows))
+        test_modes.Modes.check_in_the_app(self, trace, list(rows))
 
     def test_misuse(self):
         """A thread or the program ending inside a span, bad and long
@@ -102,6 +202,11 @@ class Spans(SharedScratch):
         self.assertEqual(tags.returncode, 0, tags.stderr)
         for want in ("span: ", "after-crossed", "trace_id: ", "%032x" % 7, "span_id: ", "%016x" % 9):
             self.assertIn(want, tags.stdout)
+        # the labels, as entered (a line break a space) and as set while it ran (the later value)
+        _, tracks = self.trace_tracks(data)
+        crossed = [e for t in tracks.values() for e in t if e["name"] == "after-crossed"]
+        self.assertEqual([e["args"] for e in crossed], [{"trace_id": "%032x" % 7, "span_id": "%016x" % 9,
+                                                         "note": "two lines", "status": "500"}])
 
     def test_asgi_interleaved(self):
         """Under uvicorn, with requests to /a and /b interleaved on one
@@ -120,6 +225,14 @@ class Spans(SharedScratch):
                     seen[work] += int(line.rsplit(" ", 1)[1])
         # 6 requests x 8 slices x 4 ms of CPU each: ~190 ms of samples per path
         self.assertGreater(min(seen.values()), 100e6, seen)
+        # interleaved, the requests' spans cannot nest on one track: each
+        # track of the event loop's thread nests, and all of them hold
+        # every request once
+        _, tracks = self.trace_tracks(data)
+        self.assertGreater(len(tracks), 1, list(tracks))
+        self.assertEqual(Counter(e["name"] for t in tracks.values() for e in t), {"GET /a": 6, "GET /b": 6})
+        _, tracks = self.speedscope_tracks(data)
+        self.assertEqual(sum(tracks.values(), Counter()), {"GET /a": 6, "GET /b": 6})
 
     def test_pytest_plugin(self):
         """pytest --pyperfmap on a real suite with pytest-benchmark: each

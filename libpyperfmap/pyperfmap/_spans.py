@@ -104,6 +104,8 @@ def _otel_labels(labels):
         except Exception:
             trace = None
         _otel.append(trace)
+        if trace is None:       # no span to ask for: spanobj.c fires the probes itself
+            _pyperfmap._span_plain()
     trace = _otel[0]
     if trace is None:
         return labels

@@ -356,6 +356,9 @@ void span_rows__delete(struct span_rows *r)
         return;
     for (size_t i = 0; i < r->n; i++)
         free(r->rows[i].name);
+    for (size_t i = 0; i < r->n_spans; i++)
+        free(r->spans[i].labels);
+    free(r->spans);
     free(r->rows);
     free(r);
 }

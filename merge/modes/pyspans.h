@@ -73,4 +73,13 @@ int span_put__entry(struct span_put *sp, struct profile *p, const struct pentry 
 /* The per-name summary (spanrows.h), handed to p. */
 void span_put__finish(struct span_put *sp, struct profile *p);
 
+/* ---- pyspans_tracks.c: each kept span, for the timelines ------------ */
+
+struct span_rows;
+
+/* rows->spans from t's kept spans, on their tracks; row_of: a name's
+ * row in rows. */
+void span_tracks__fill(const struct spantab *t, const struct profile *p, struct span_rows *rows,
+                       const uint32_t *row_of);
+
 #endif

@@ -180,22 +180,39 @@ static void fill_row(struct span_put *sp, uint32_t name, uint64_t *d, struct spa
     r->max_ns = d[k - 1];
 }
 
+static int by_total_ptr(const void *a, const void *b)
+{
+    return by_total(*(const struct span_row *const *)a, *(const struct span_row *const *)b);
+}
+
+/* The rows of names with kept spans, longest total first, with their
+ * spans one by one. */
 void span_put__finish(struct span_put *sp, struct profile *p)
 {
     struct span_rows *rows = xcalloc(1, sizeof(*rows));
-    size_t names = spantab__n_names(sp->t);
+    size_t names = spantab__n_names(sp->t), n = 0;
     uint64_t *d = xcalloc(spantab__n(sp->t) + 1, sizeof(*d));
-    rows->rows = xcalloc(names + 1, sizeof(*rows->rows));
+    struct span_row *all = xcalloc(names + 1, sizeof(*all)), **by = xcalloc(names + 1, sizeof(*by));
+    uint32_t *row_of = xcalloc(names + 1, sizeof(*row_of));
     for (uint32_t name = 0; name < names; name++) {
-        fill_row(sp, name, d, &rows->rows[rows->n]);
-        if (rows->rows[rows->n].count)
-            rows->n++;
+        fill_row(sp, name, d, &all[name]);
+        if (all[name].count)
+            by[n++] = &all[name];
         else
-            free(rows->rows[rows->n].name);
+            free(all[name].name);
     }
     free(d);
-    qsort(rows->rows, rows->n, sizeof(*rows->rows), by_total);
+    qsort(by, n, sizeof(*by), by_total_ptr);
+    rows->rows = xcalloc(n + 1, sizeof(*rows->rows));
+    for (rows->n = 0; rows->n < n; rows->n++) {
+        rows->rows[rows->n] = *by[rows->n];
+        row_of[by[rows->n] - all] = (uint32_t)rows->n;
+    }
     rows->has_cpu = sp->v_cpu >= 0;
     rows->has_off = sp->v_off >= 0;
+    span_tracks__fill(sp->t, p, rows, row_of);
+    free(all);
+    free(by);
+    free(row_of);
     profile__set_span_rows(p, rows);
 }

@@ -2,6 +2,7 @@
  * out_speedscope.c - a profile -> speedscope JSON, one profile per thread.
  */
 #include "out_speedscope.h"
+#include "spanrows.h"
 #include "util.h"
 
 #include <errno.h>
@@ -118,6 +119,63 @@ static void put_thread(struct run *r, u32 thread, const struct ptimed *timed, si
     free(wbuf);
 }
 
+static void put_event(FILE *f, const char *type, u32 frame, u64 at)
+{
+    fprintf(f, ",{\"type\":\"%s\",\"frame\":%" PRIu32 ",\"at\":%" PRIu64 "}", type, frame, at);
+}
+
+/* One track's "evented" profile: its spans opened and closed in time
+ * order, nested; a span's frame is its name's, after the profile's
+ * frames (first). */
+static void put_track(FILE *f, const struct span_one *s, size_t n, u32 first, u64 t0, size_t *open)
+{
+    u64 last = 0;
+    size_t depth = 0;
+    char label[64];
+    for (size_t i = 0; i < n; i++)
+        last = s[i].end > last ? s[i].end : last;
+    fputs("{\"type\":\"evented\",\"name\":", f);
+    snprintf(label, sizeof label, "-%" PRIu32 "/%" PRIu32 " spans", s->pid, s->tid);
+    char *name = xmalloc(strlen(s->comm ? s->comm : "") + sizeof label + 16);
+    sprintf(name, "%s%s", s->comm ? s->comm : "", label);
+    if (s->lane)
+        sprintf(name + strlen(name), " (%" PRIu32 ")", s->lane + 1);
+    put_json_string(f, name, strlen(name));
+    free(name);
+    fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
+            ",\"events\":[{\"type\":\"O\",\"frame\":%" PRIu32 ",\"at\":%" PRIu64 "}",
+            s->begin - t0, last - t0, first + s->row, s->begin - t0);
+    open[depth++] = 0;
+    for (size_t i = 1; i < n; i++) {
+        while (depth && s[open[depth - 1]].end <= s[i].begin) {
+            depth--;
+            put_event(f, "C", first + s[open[depth]].row, s[open[depth]].end - t0);
+        }
+        put_event(f, "O", first + s[i].row, s[i].begin - t0);
+        open[depth++] = i;
+    }
+    while (depth--)
+        put_event(f, "C", first + s[open[depth]].row, s[open[depth]].end - t0);
+    fputs("]}", f);
+}
+
+/* pyperfmap.span's spans, a profile per track, in ns from the first. */
+static void put_span_tracks(FILE *f, const struct span_rows *r, u32 first_frame, int first)
+{
+    u64 t0 = UINT64_MAX;
+    size_t *open = xmalloc((r->n_spans + 1) * sizeof(*open));
+    for (size_t i = 0; i < r->n_spans; i++)
+        t0 = r->spans[i].begin < t0 ? r->spans[i].begin : t0;
+    for (size_t i = 0, j; i < r->n_spans; i = j) {
+        for (j = i; j < r->n_spans && r->spans[j].track == r->spans[i].track; j++)
+            ;
+        fputs(first ? "" : ",", f);
+        first = 0;
+        put_track(f, &r->spans[i], j - i, first_frame, t0, open);
+    }
+    free(open);
+}
+
 int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
 {
     size_t n_timed;
@@ -141,6 +199,9 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
         first = 0;
         put_thread(&r, t, timed, n_timed);
     }
+    const struct span_rows *spans = profile__span_rows(p);
+    if (spans && spans->n_spans)
+        put_span_tracks(f, spans, r.n_frames, first);
     fputs("],\"shared\":{\"frames\":[", f);
     for (u32 i = 0; i < r.n_frames; i++) {
         const struct pframe *fr = profile__get_frame(p, r.order[i]);
@@ -152,6 +213,11 @@ int out_speedscope__write(FILE *f, const struct profile *p, const char *name)
         }
         if (fr->line)
             fprintf(f, ",\"line\":%u", fr->line);
+        fputc('}', f);
+    }
+    for (size_t i = 0; spans && spans->n_spans && i < spans->n; i++) {
+        fputs(r.n_frames || i ? ",{\"name\":" : "{\"name\":", f);
+        put_json_string(f, spans->rows[i].name, strlen(spans->rows[i].name));
         fputc('}', f);
     }
     fputs("]}}\n", f);

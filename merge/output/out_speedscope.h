@@ -5,7 +5,9 @@
  * One "sampled" profile per thread.  When the profile kept time order its
  * samples are listed as they happened (speedscope's Time Order view), with
  * runs of one stack merged; otherwise one entry per distinct stack.
- * Weights are in the unit of the profile's weight type.
+ * Weights are in the unit of the profile's weight type.  pyperfmap.span's
+ * spans (spanrows.h) follow as "evented" profiles, one per span track, in
+ * nanoseconds from the first span.
  */
 #ifndef PYMERGE_OUT_SPEEDSCOPE_H
 #define PYMERGE_OUT_SPEEDSCOPE_H

@@ -1,5 +1,7 @@
 /* out_trace.c - spans -> Chrome trace-event JSON (see out_trace.h). */
 #include "out_trace.h"
+#include "idmap.h"
+#include "spanrows.h"
 #include "util.h"
 
 #include <errno.h>
@@ -33,14 +35,100 @@ static const char *category(u8 kind)
     }
 }
 
+/* A span track's tid: above any real one (pid_max is at most 2^22). */
+#define TRACK_TID 0x40000000u
+
+/* Names pid once: after its main thread (tid = pid) when that has a name
+ * here, else after fallback, else its first thread's. */
+static void name_process(FILE *f, const struct profile *p, struct idmap *named, u32 pid,
+                         const char *fallback, int *first)
+{
+    if (idmap__get(named, pid))
+        return;
+    idmap__put(named, pid, (void *)1);
+    const char *comm = fallback;
+    for (u32 j = 0; j < profile__n_threads(p); j++) {
+        const struct pthread *o = profile__get_thread(p, j);
+        if (o->pid == pid && (o->tid == pid || !comm))
+            comm = o->comm;
+    }
+    char num[24];
+    snprintf(num, sizeof num, "%" PRIu32, pid);
+    put_meta(f, "process_name", pid, pid, comm ? comm : num, first);
+}
+
+/* A span's labels as args, a key set twice (at its entry, then while it
+ * ran) with its later value. */
+static void put_labels(FILE *f, const char *labels)
+{
+    int n = 0;
+    for (const char *l = labels; *l;) {
+        const char *end = strchr(l, '\n'), *next;
+        if (!end)
+            end = l + strlen(l);
+        next = *end ? end + 1 : end;
+        const char *eq = memchr(l, '=', (size_t)(end - l));
+        size_t klen = (size_t)((eq ? eq : end) - l);
+        int later = 0;
+        for (const char *o = next; *o && !later;) {
+            const char *oe = strchr(o, '\n');
+            later = !strncmp(o, l, klen) && (o[klen] == '=' || o[klen] == '\n' || !o[klen]);
+            o = oe ? oe + 1 : o + strlen(o);
+        }
+        if (klen && !later) {
+            fputs(n++ ? "," : ",\"args\":{", f);
+            put_json_string(f, l, klen);
+            fputc(':', f);
+            put_json_string(f, eq ? eq + 1 : end, eq ? (size_t)(end - eq - 1) : 0);
+        }
+        l = next;
+    }
+    if (n)
+        fputc('}', f);
+}
+
+/* pyperfmap.span's spans: each track of them a thread of its own, named
+ * after the thread the spans ran on, each span a complete event. */
+static void put_span_tracks(FILE *f, const struct span_rows *r, u64 t0, int *first)
+{
+    char name[96];
+    for (size_t i = 0; i < r->n_spans; i++) {
+        const struct span_one *s = &r->spans[i];
+        if (i && s->track == s[-1].track)
+            continue;
+        int k = snprintf(name, sizeof name, "spans of %.40s %" PRIu32, s->comm ? s->comm : "",
+                         s->tid);
+        if (s->lane)
+            snprintf(name + k, sizeof name - (size_t)k, " (%" PRIu32 ")", s->lane + 1);
+        put_meta(f, "thread_name", s->pid, TRACK_TID + s->track, name, first);
+    }
+    for (size_t i = 0; i < r->n_spans; i++) {
+        const struct span_one *s = &r->spans[i];
+        const char *what = r->rows[s->row].name;
+        fputs(*first ? "\n{\"name\":" : ",\n{\"name\":", f);
+        *first = 0;
+        put_json_string(f, what, strlen(what));
+        fputs(",\"cat\":\"span\",\"ph\":\"X\",\"ts\":", f);
+        put_us(f, s->begin - t0);
+        fputs(",\"dur\":", f);
+        put_us(f, s->end - s->begin);
+        fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, s->pid, TRACK_TID + s->track);
+        put_labels(f, s->labels);
+        fputc('}', f);
+    }
+}
+
 int out_trace__write(FILE *f, const struct profile *p, const char *name)
 {
     size_t n;
     const struct ptimed *t = profile__timed(p, &n);
+    const struct span_rows *r = profile__span_rows(p);
+    size_t n_spans = r ? r->n_spans : 0;
     u32 nt = profile__n_threads(p);
     u8 *used = xcalloc(nt + 1, 1);
     u64 t0 = UINT64_MAX;
     int first = 1;
+    struct idmap named = {0};
 
     for (size_t i = 0; i < n; i++)
         if (t[i].end > t[i].time) {
@@ -48,29 +136,23 @@ int out_trace__write(FILE *f, const struct profile *p, const char *name)
             if (t[i].time < t0)
                 t0 = t[i].time;
         }
+    for (size_t i = 0; i < n_spans; i++)
+        if (r->spans[i].begin < t0)
+            t0 = r->spans[i].begin;
     fputs("{\"traceEvents\":[", f);
-    /* Each process once, named after its main thread (tid = pid) when
-     * that has a name here; then each thread. */
+    for (u32 i = 0; i < nt; i++)
+        if (used[i])
+            name_process(f, p, &named, profile__get_thread(p, i)->pid, NULL, &first);
+    for (size_t i = 0; i < n_spans; i++)
+        name_process(f, p, &named, r->spans[i].pid, r->spans[i].comm, &first);
+    idmap__exit(&named);
     for (u32 i = 0; i < nt; i++) {
         const struct pthread *th = profile__get_thread(p, i);
-        if (used[i] != 1)
-            continue;
-        const char *comm = th->comm;
-        for (u32 j = 0; j < nt; j++) {
-            const struct pthread *o = profile__get_thread(p, j);
-            if (o->pid != th->pid)
-                continue;
-            used[j] |= 2;
-            if (o->tid == o->pid)
-                comm = o->comm;
-        }
-        put_meta(f, "process_name", th->pid, th->pid, comm, &first);
-    }
-    for (u32 i = 0; i < nt; i++) {
-        const struct pthread *th = profile__get_thread(p, i);
-        if (used[i] & 1)
+        if (used[i])
             put_meta(f, "thread_name", th->pid, th->tid, th->comm, &first);
     }
+    if (n_spans)
+        put_span_tracks(f, r, t0, &first);
     for (size_t i = 0; i < n; i++) {
         if (t[i].end <= t[i].time)
             continue;

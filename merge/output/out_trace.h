@@ -8,7 +8,9 @@
  * track (pid, tid), named after its stack's leaf frame.  Spans of one
  * thread nest as the calls did, callers first.  Processes and threads are
  * named by metadata events.  Samples at one instant (CPU samples) are not
- * spans and are left out.
+ * spans and are left out.  pyperfmap.span's spans (spanrows.h) are complete
+ * events too, on tracks of their own (a tid above any real one), with their
+ * labels as args.
  */
 #ifndef PYMERGE_OUT_TRACE_H
 #define PYMERGE_OUT_TRACE_H
@@ -17,8 +19,8 @@
 
 #include <stdio.h>
 
-/* name: the input, recorded in otherData.  Returns 0, -ENODATA (no spans;
- * an empty trace is written) or -EIO. */
+/* name: the input, recorded in otherData.  Returns 0, -ENODATA (no spans
+ * of either kind; an empty trace is written) or -EIO. */
 int out_trace__write(FILE *f, const struct profile *p, const char *name);
 
 #endif

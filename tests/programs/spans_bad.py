@@ -42,7 +42,9 @@ burn(0.02)
 t = threading.Thread(target=crossed.__exit__, args=(None, None, None))
 t.start()
 t.join()
-with span("after-crossed", trace_id="%032x" % 7, span_id="%016x" % 9):   # as OpenTelemetry's
+with span("after-crossed", trace_id="%032x" % 7, span_id="%016x" % 9,   # as OpenTelemetry's
+          note="two\nlines", status="pending") as s:
+    s.set(status=500)
     burn(0.02)
 never = span("never-closed")      # named before the cap is reached
 for i in range(100000):
