@@ -1,6 +1,6 @@
 /*
- * evalhook.c - the PEP 523 eval-frame hook: the one place that knows
- * CPython's internals, version by version (3.8 to 3.14).
+ * evalhook.c - the PEP 523 eval-frame hook.  What it reads of CPython's
+ * internals, version by version, it reads through cpython/cpython.h.
  *
  * The hook is the hot path of every Python call while enabled: find the
  * code object's trampoline in its co_extra slot and call the real evaluator
@@ -14,26 +14,11 @@
 #include "trampoline.h"
 
 #include <errno.h>
-#include <frameobject.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define V38 (PY_VERSION_HEX < 0x03090000)
-#define V311 (PY_VERSION_HEX >= 0x030B0000)
-
-/* 3.8 keeps eval_frame inside the interpreter struct; 3.11 and later keep
- * the code object inside _PyInterpreterFrame.  Both are internal. */
-#if V38 || V311
-#  ifndef Py_BUILD_CORE
-#    define Py_BUILD_CORE 1
-#  endif
-#  if V38
-#    include "internal/pycore_pystate.h"
-#  else
-#    include "internal/pycore_frame.h"
-#  endif
-#endif
+#include "cpython/cpython.h"
 
 /* ---- frames ------------------------------------------------------------ */
 
@@ -51,79 +36,13 @@ static uint32_t activations;
  * for dlopen). */
 static _Thread_local uint64_t path __attribute__((tls_model("initial-exec"))) = PYPERFMAP_PATH_ROOT;
 
-#if V38
-typedef PyFrameObject frame_t;
-#  define HOOK_PARAMS frame_t *frame, int throwflag
-#  define HOOK_ARGS frame, throwflag
-#  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(frame, throwflag)
-#  define TRAMPOLINE_ARGS frame, throwflag, NULL
-typedef PyObject *(*trampoline_fn)(frame_t *, int, void *, void *, uint64_t, uint64_t);
-#  define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
-#  define FRAME_GEN(frame) ((frame)->f_gen)
-#  define CALLER_FRAME(frame) ((frame)->f_back)
-#else
-#  if V311
-typedef struct _PyInterpreterFrame frame_t;
-#  else
-typedef PyFrameObject frame_t;
-#  endif
-#  define HOOK_PARAMS PyThreadState *ts, frame_t *frame, int throwflag
-#  define HOOK_ARGS ts, frame, throwflag
-#  define EVAL_DEFAULT(frame) _PyEval_EvalFrameDefault(ts, frame, throwflag)
-#  define TRAMPOLINE_ARGS ts, frame, throwflag
-typedef PyObject *(*trampoline_fn)(PyThreadState *, frame_t *, int, void *, uint64_t, uint64_t);
-#  if PY_VERSION_HEX >= 0x030E0000
-     /* 3.14: a tagged _PyStackRef; the tag lives in the low bits. */
-#    define FRAME_CODE(frame) PyStackRef_AsPyObjectBorrow((frame)->f_executable)
-#  elif PY_VERSION_HEX >= 0x030D0000
-     /* 3.13: f_executable, which is None for the interpreter's shim frames. */
-#    define FRAME_CODE(frame) ((frame)->f_executable)
-#  else
-#    define FRAME_CODE(frame) ((PyObject *)(frame)->f_code)
-#  endif
-   /* The generator or coroutine that owns a frame, or NULL. */
-   /* The frame that resumes this one: the evaluator links the two only
-    * after the hook. */
-#  if PY_VERSION_HEX >= 0x030D0000
-#    define CALLER_FRAME(frame) (ts->current_frame)
-#  elif V311
-#    define CALLER_FRAME(frame) (ts->cframe->current_frame)
-#  else
-#    define CALLER_FRAME(frame) ((frame)->f_back)
-#  endif
-#  if V311
-#    define FRAME_GEN(frame) \
-       ((frame)->owner == FRAME_OWNED_BY_GENERATOR ? (PyObject *)_PyFrame_GetGenerator(frame) : NULL)
-#  else
-#    define FRAME_GEN(frame) ((frame)->f_gen)
-#  endif
-#endif
-
 /* ---- the caller's position (trampoline.h) -------------------------------
- * The low 32 bits of where the calling frame is: on 3.11+ its current
- * instruction itself, which lies inside its code object, at _PyCode_CODE +
- * the byte offset; on 3.8-3.10 the address of its bytecode (co_code's
- * buffer) plus f_lasti (bytes on 3.8-3.9, code units on 3.10; -1 before
- * the first instruction).  Either way a position lies inside its own
- * code's bytes, which no other live code object's overlap, so a position
- * read against another code's range names no line.  code_base() and
- * code_unit() below say the same to the line file. */
-#if V311
-#  if PY_VERSION_HEX >= 0x030D0000
-#    define FRAME_AT(frame) ((frame)->instr_ptr)
-#  else
-#    define FRAME_AT(frame) ((frame)->prev_instr)
-#  endif
-#  define FRAME_POS(c) ((uint32_t)(uintptr_t)FRAME_AT(c))
-#  define code_base(co) ((uintptr_t)_PyCode_CODE(co))
-#  define code_bytes(co) ((size_t)Py_SIZE(co) * sizeof(_Py_CODEUNIT))
-#  define code_unit 1u
-#else
-#  define code_base(co) ((uintptr_t)PyBytes_AS_STRING((co)->co_code))
-#  define FRAME_POS(c) ((uint32_t)(code_base((c)->f_code) + (uintptr_t)(intptr_t)(c)->f_lasti))
-#  define code_bytes(co) ((size_t)PyBytes_GET_SIZE((co)->co_code))
-#  define code_unit (PY_VERSION_HEX >= 0x030A0000 ? 2u : 1u)
-#endif
+ * The low 32 bits of where the calling frame is (FRAME_POS): on 3.11+ its
+ * current instruction itself, which lies inside its code object; on
+ * 3.8-3.10 the address of its bytecode plus f_lasti.  Either way a position
+ * lies inside its own code's bytes, which no other live code object's
+ * overlap, so a position read against another code's range names no line.
+ * code_base() and code_unit say the same to the line file. */
 
 /* The next activation identity of a call of frame (trampoline.h), with the
  * caller's position; 0 there, outside any range, when no Python frame
@@ -140,26 +59,13 @@ static inline uint64_t caller_word(frame_t *caller)
  * instead: it has a trampoline's signature and calls the evaluator directly,
  * so later calls take the hot path and never the slow one again.  Aligned so
  * that bit 0 (the pending-name tag) is clear. */
-#if V38
-__attribute__((aligned(16))) static PyObject *no_trampoline(frame_t *frame, int throwflag, void *unused,
-                                                            void *eval, uint64_t activation,
-                                                            uint64_t parent)
-{
-    (void)unused;
-    (void)activation;
-    (void)parent;
-    return ((PyObject *(*)(frame_t *, int))eval)(frame, throwflag);
-}
-#else
-__attribute__((aligned(16))) static PyObject *no_trampoline(PyThreadState *ts, frame_t *frame,
-                                                            int throwflag, void *eval,
+__attribute__((aligned(16))) static PyObject *no_trampoline(TRAMPOLINE_PARAMS, void *eval,
                                                             uint64_t activation, uint64_t parent)
 {
     (void)activation;
     (void)parent;
-    return ((PyObject *(*)(PyThreadState *, frame_t *, int))eval)(ts, frame, throwflag);
+    return EVAL_WITH(eval);
 }
-#endif
 
 /* Evaluates the frame through trampoline t, which names it to perf and
  * keeps its activation; a tail call.  The caller's path is 0: unknown. */
@@ -183,23 +89,7 @@ static inline PyObject *call_trampoline_path(HOOK_PARAMS, void *t)
     return call_through_path(HOOK_ARGS, t, (void *)_PyEval_EvalFrameDefault);
 }
 
-/* ---- the eval-frame function of the main interpreter -------------------- */
-
-#if V38
 typedef _PyFrameEvalFunction evalfunc_t;
-static evalfunc_t get_eval(void) { return PyInterpreterState_Main()->eval_frame; }
-static void set_eval(evalfunc_t f) { PyInterpreterState_Main()->eval_frame = f; }
-#else
-typedef _PyFrameEvalFunction evalfunc_t;
-static evalfunc_t get_eval(void)
-{
-    return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Main());
-}
-static void set_eval(evalfunc_t f)
-{
-    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Main(), f);
-}
-#endif
 
 /* ---- the co_extra slot ---------------------------------------------------
  * It holds the code object's trampoline.  On 3.8-3.10, where code objects
@@ -208,14 +98,6 @@ static void set_eval(evalfunc_t f)
  * or function first ran, and replaced by the trampoline on the first call. */
 
 static Py_ssize_t extra_index = -1;
-
-#if PY_VERSION_HEX >= 0x030C0000
-#  define RequestCodeExtraIndex PyUnstable_Eval_RequestCodeExtraIndex
-#  define Code_SetExtra PyUnstable_Code_SetExtra
-#else
-#  define RequestCodeExtraIndex _PyEval_RequestCodeExtraIndex
-#  define Code_SetExtra _PyCode_SetExtra
-#endif
 
 /* Mirror of the private _PyCodeObjectExtra of Objects/codeobject.c (same
  * layout from 3.6 to 3.14): read on the hot path without a call. */
@@ -249,7 +131,7 @@ int evalhook__init(void)
 
 /* ---- names -------------------------------------------------------------- */
 
-#if !V311
+#if !CPYTHON_QUALNAME
 /* Records "<qualname>.<name>" (class body) or "<qualname>.<locals>.<name>"
  * (function) as the pending qualname of each code object nested in `code`,
  * as the compiler computes __qualname__. */
@@ -335,7 +217,7 @@ static int linebuf__run(struct linebuf *b, unsigned long off, long line)
     return 0;
 }
 
-#if PY_VERSION_HEX >= 0x030A0000
+#if !CPYTHON_LNOTAB
 static int code_runs(PyObject *code, struct linebuf *b)
 {
     PyObject *it = PyObject_CallMethod(code, "co_lines", NULL), *t;
@@ -394,7 +276,7 @@ static void *new_trampoline(PyObject *code)
     PyCodeObject *co = (PyCodeObject *)code;
     const char *q;
     Py_ssize_t qlen, flen;
-#if V311
+#if CPYTHON_QUALNAME
     q = PyUnicode_AsUTF8AndSize(co->co_qualname, &qlen);
 #else
     void *slot = slot_get(code);
@@ -420,7 +302,7 @@ static void *new_trampoline(PyObject *code)
     void *t = pyperfmap__new_trampoline(name, len);
     if (t != NULL)
         write_lines(code, t);
-#if !V311
+#if !CPYTHON_QUALNAME
     if (t != NULL)
         name_children(code, q, (size_t)qlen);
 #endif
@@ -453,47 +335,23 @@ static void *code_trampoline(PyObject *code)
 #ifdef PYPERFMAP_USDT
 #  include "markers.h"
 
-/* A call's first argument, before it runs (the module name of importlib's
- * _find_and_load). */
-#  if V311 && PY_VERSION_HEX >= 0x030E0000
-#    define FRAME_ARG0(frame) PyStackRef_AsPyObjectBorrow((frame)->localsplus[0])
-#  elif V311
-#    define FRAME_ARG0(frame) ((frame)->localsplus[0])
-#  else
-#    define FRAME_ARG0(frame) ((frame)->f_localsplus[0])
-#  endif
-
 /* What this evaluation of a frame is (markers.h).  A frame owned by a
  * generator or coroutine has started its body once its position is past
- * where the body starts: on 3.8-3.10 f_lasti leaves -1; on 3.11+ the
- * position reaches the first traceable instruction (the RESUME after
- * RETURN_GENERATOR), the test of CPython's _PyFrame_IsIncomplete.  On 3.11+
- * a generator function's own call evaluates its frame, not owned by a
- * generator yet, only to create the generator. */
-#  if V311
-#    define GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
+ * where the body starts (FRAME_STARTED).  On 3.11+ a generator function's
+ * own call evaluates its frame, not owned by a generator yet, only to create
+ * the generator; before 3.11 that call evaluated no frame. */
+#  define GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
 static enum markers_kind frame_kind(frame_t *frame, PyObject *code, int throwflag)
 {
     PyCodeObject *co = (PyCodeObject *)code;
     if (!(co->co_flags & GEN_FLAGS))
         return MARKERS_CALL;
-    if (frame->owner != FRAME_OWNED_BY_GENERATOR)
-        return MARKERS_NO_CALL;
-    if (FRAME_AT(frame) >= _PyCode_CODE(co) + co->_co_firsttraceable)
-        return MARKERS_RESUME;
-    return throwflag ? MARKERS_NO_CALL : MARKERS_CALL;
-}
-#  else
-static enum markers_kind frame_kind(frame_t *frame, PyObject *code, int throwflag)
-{
-    (void)code;
     if (FRAME_GEN(frame) == NULL)
-        return MARKERS_CALL;
-    if (frame->f_lasti >= 0)
+        return MARKERS_NO_CALL;
+    if (FRAME_STARTED(frame, co))
         return MARKERS_RESUME;
     return throwflag ? MARKERS_NO_CALL : MARKERS_CALL;
 }
-#  endif
 
 /* A call while a tracer is attached.  Its frame sits between a Python
  * frame's trampoline and its caller's only then; pymerge's plumbing. */
@@ -528,18 +386,11 @@ __attribute__((noinline, cold)) static void *pyperfmap_first_call(PyObject *code
     void *t;
     first_calls++;
     tasks_note_code(code);
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *raised = PyErr_GetRaisedException();
+    struct raised raised;
+    raised__save(&raised);
     t = code_trampoline(code);
     PyErr_Clear();
-    PyErr_SetRaisedException(raised);
-#else
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    t = code_trampoline(code);
-    PyErr_Clear();
-    PyErr_Restore(et, ev, tb);
-#endif
+    raised__restore(&raised);
     return t;
 }
 
@@ -547,20 +398,12 @@ __attribute__((noinline, cold)) static void *pyperfmap_first_call(PyObject *code
 static inline void *cached_trampoline(PyObject *code)
 {
     void *t = slot_get(code);
-#if V311
+#if CPYTHON_QUALNAME
     return t;
 #else
     return PENDING(t) ? NULL : t;
 #endif
 }
-
-/* The 3.13+ interpreter's shim frames are not code objects; they run
- * without a trampoline. */
-#if PY_VERSION_HEX >= 0x030D0000
-#  define IF_SHIM_EVAL(code) if (!PyCode_Check(code)) return EVAL_DEFAULT(frame)
-#else
-#  define IF_SHIM_EVAL(code) (void)0
-#endif
 
 /* The plain hook's first call of a code object: out of line and
  * tail-called, so that the hot path needs no frame of its own. */
@@ -659,7 +502,8 @@ __attribute__((always_inline)) static inline PyObject *eval_hook(HOOK_PARAMS, in
     if (__builtin_expect(!stackpages__mapped, 0))
         return pyperfmap_first_in_thread(HOOK_ARGS);
     PyObject *code = FRAME_CODE(frame);
-    IF_SHIM_EVAL(code);
+    if (!IS_CODE(code))     /* an interpreter's shim frame (3.13+): no trampoline */
+        return EVAL_DEFAULT(frame);
     void *t = cached_trampoline(code);
     if (__builtin_expect(t == NULL, 0))
         return with_path ? pyperfmap_first_eval_path(HOOK_ARGS) : pyperfmap_first_eval(HOOK_ARGS);

@@ -1,7 +1,7 @@
 /*
- * evalhook.h - what module.c needs from CPython's internals.  evalhook.c is
- * the only file that includes internal headers or knows a frame's layout;
- * everything version-specific lives there.
+ * evalhook.h - what module.c needs from CPython's internals.  evalhook.c
+ * reads them through cpython/cpython.h, the one place that knows each
+ * version's frame layout and internal names.
  */
 #ifndef PYPERFMAP_EVALHOOK_H
 #define PYPERFMAP_EVALHOOK_H

@@ -1,7 +1,8 @@
 /*
  * tasks_cpython.h - the private layouts of CPython's asyncio accelerator
- * (Modules/_asynciomodule.c) that tasks.c reads, for 3.8 to 3.13: the one
- * place that knows them.
+ * (Modules/_asynciomodule.c) that tasks.c reads, for 3.8 to 3.14: the
+ * ones every version shares.  What differs by version (the wake-up
+ * wrapper, the name of getattr-or-nothing) is in cpython/cpython.h.
  *
  * Reading them is what keeps a task step cheap: the accelerator's Python
  * accessors (Future._callbacks) build a new list on every call.
@@ -10,6 +11,8 @@
 #define PYPERFMAP_TASKS_CPYTHON_H
 
 #include <Python.h>
+
+#include "cpython/cpython.h"
 
 /* Every FutureObj (3.7 to 3.14) starts with these four fields after the
  * object header; a Task, and a Python subclass of the C Future
@@ -21,17 +24,6 @@ struct c_future_head {
     PyObject *context0;
     PyObject *callbacks;     /* list of (callback, context) tuples, or NULL */
 };
-
-/* 3.8 to 3.11: the C Task's wake-up callback is an object of this type
- * ("TaskWakeupMethWrapper") holding its task; 3.12 made it a PyCFunction
- * bound to the task, which the generic rule (tasks.c) follows. */
-#if PY_VERSION_HEX < 0x030C0000
-#  define TASK_WAKEUP_WRAPPER_NAME "TaskWakeupMethWrapper"
-struct task_wakeup_wrapper {
-    PyObject_HEAD
-    PyObject *task;
-};
-#endif
 
 /* Whether the weak reference wr still refers to obj (not only to some
  * object at the same address).  Read as PyWeakref_GET_OBJECT reads it
@@ -57,11 +49,7 @@ static inline int weak_is(PyObject *wr, PyObject *obj)
 static inline PyObject *optional_attr(PyObject *obj, PyObject *name)
 {
     PyObject *v = NULL;
-#if PY_VERSION_HEX >= 0x030D0000
-    int r = PyObject_GetOptionalAttr(obj, name, &v);
-#else
-    int r = _PyObject_LookupAttr(obj, name, &v);
-#endif
+    int r = GetOptionalAttr(obj, name, &v);
     if (r < 0)
         PyErr_Clear();
     return v;

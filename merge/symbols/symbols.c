@@ -12,6 +12,7 @@
 #include "contract.h"
 #include "elfsyms.h"
 #include "idmap.h"
+#include "interpreter.h"
 #include "intern.h"
 #include "kallsyms.h"
 #include "linefile.h"
@@ -202,65 +203,16 @@ static const char *tidy(struct symbols *sy, const char *in, int cut)
     return out;
 }
 
-/* Interpreter internals between Python frames (matched without suffixes
- * such as .cold or .constprop.0). */
-static int is_plumbing(const char *name)
-{
-    static const char *const exact[] = {
-        "_PyEval_EvalFrameDefault", "_PyEval_EvalFrame", "_PyEval_Vector",
-        "PyEval_EvalFrame", "PyEval_EvalFrameEx", "_PyFunction_Vectorcall",
-        "function_code_fastcall", "cfunction_call", "cfunction_call_varargs",
-        "call_function", "do_call_core", "_PyObject_MakeTpCall", "method_vectorcall",
-        "vectorcall_method", "vectorcall_unbound", "vectorcall_maybe", "slot_tp_call",
-        "slot_tp_init", "slot_tp_new", "type_call", "py_trampoline_evaluator",
-        "gen_send_ex", "gen_send_ex2", "gen_iternext", "gen_send",
-        "_PyEval_EvalCode", "_PyEval_EvalCodeWithName", "PyEval_EvalCode",
-        "PyEval_EvalCodeEx", "_PyVectorcall_Call", "PyVectorcall_Call",
-        "_PyCFunction_FastCallDict", "_PyCFunction_FastCallKeywords",
-        "_PyMethodDef_RawFastCallKeywords", "_PyMethodDef_RawFastCallDict",
-        "method_vectorcall_NOARGS", "method_vectorcall_O", "method_vectorcall_FASTCALL",
-        "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_VARARGS",
-        "method_vectorcall_VARARGS_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
-        "object_vacall",
-    };
-    static const char *const prefix[] = {
-        "_PyObject_Call", "PyObject_Call", "_PyObject_Vectorcall", "PyObject_Vectorcall",
-        "_PyObject_FastCall", "PyObject_FastCall", "cfunction_vectorcall_",
-        "_PyFunction_FastCall", "_PyEval_EvalFrame",
-    };
-    size_t len = strcspn(name, ".");
-    for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
-        if (strlen(exact[i]) == len && strncmp(name, exact[i], len) == 0)
-            return 1;
-    for (size_t i = 0; i < sizeof(prefix) / sizeof(*prefix); i++)
-        if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
-            return 1;
-    return 0;
-}
-
 /* CPython's GIL: take_gil blocks until the GIL is free (GIL_TAKE); the
  * functions that call it on the way back into Python (GIL_ENTRY) say
- * nothing more than that; it blocks in a condition variable, a futex, or
- * off the CPU (GIL_BLOCK).  Matched without suffixes (.constprop.0). */
+ * nothing more than that (interpreter.h names both); it blocks in a
+ * condition variable, a futex, or off the CPU (GIL_BLOCK). */
 static int gil_role(const char *name, enum frame_kind kind)
 {
     if (strstr(name, "cond_wait") || strstr(name, "cond_timedwait") || strstr(name, "futex_wait") ||
         strstr(name, "futex_abstimed_wait") || !strncmp(name, "[off-cpu", 8))
         return GIL_BLOCK;
-    if (kind != FRAME_USER)
-        return 0;
-    static const char *const entry[] = {
-        "PyEval_RestoreThread", "PyEval_AcquireThread", "PyEval_AcquireLock",
-        "PyGILState_Ensure", "_PyThreadState_Attach", "eval_frame_handle_pending",
-        "_Py_HandlePending", "_PyEval_HandleEvalBreaker",
-    };
-    size_t len = strcspn(name, ".");
-    if (len == 8 && !strncmp(name, "take_gil", 8))
-        return GIL_TAKE;
-    for (size_t i = 0; i < sizeof(entry) / sizeof(*entry); i++)
-        if (strlen(entry[i]) == len && !strncmp(name, entry[i], len))
-            return GIL_ENTRY;
-    return 0;
+    return kind == FRAME_USER ? interpreter__gil_role(name) : 0;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -333,7 +285,7 @@ static uint32_t add_frame(struct symbols *sy, const char *name, const char *disp
     f->path_key = 0;
     f->line = f->unlined = 0;
     f->interp_unnamed = 0;
-    f->plumbing = kind == FRAME_USER && is_plumbing(name);
+    f->plumbing = kind == FRAME_USER && interpreter__is_plumbing(name);
     f->gil = (uint8_t)gil_role(name, kind);
     f->launcher = kind == FRAME_PYTHON && is_launcher(name);
     f->own = (uint8_t)own;

@@ -94,6 +94,10 @@ try:
 except gdb.error as e:
     print('PYPERF-ATTACH error: gdb:', str(e).replace('\\n', ' '))
 """
+# How code gets into a running CPython, by version: PEP 768's
+# sys.remote_exec from 3.14; before, a pending call queued through ptrace
+# (x86-64) or gdb, which needs only Py_AddPendingCall and PyRun_SimpleString.
+REMOTE_EXEC = (3, 14)
 GDB_TIMEOUT = 60     # seconds for gdb to attach, call and detach, on a loaded machine
 SAFE_POINT_WAIT = 10  # seconds for the main thread to reach a safe point
 
@@ -208,7 +212,7 @@ class Attach:
 
     def inject(self, what):
         """Queues code[what] as a pending call; returns a problem or None."""
-        if self.version >= (3, 14):
+        if self.version >= REMOTE_EXEC:
             return self.remote_exec(what)
         if what == "on":
             # Both texts go into one page now: "off" is then one call, no mmap.
