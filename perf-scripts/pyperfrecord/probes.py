@@ -325,6 +325,16 @@ NO_STACK = (":free", "__return", ":" + contract.EVENT_PY_FREE, ":" + contract.EV
             ":" + contract.EVENT_FINALIZE)
 
 
+# perf's own compression: one program's stack copies are much alike (a
+# Django request loop at 999 Hz with 24 KiB copies: 24 MB/s, 1.0 with -z;
+# docs/modes.md).  -z also keeps perf from reading its whole file again when
+# it stops, for the build ids of the objects sampled (a second for 12 MB of
+# a 2 s recording, after --duration ran out): the kernel puts them in the
+# mmap records instead, where pymerge and --archive (perf buildid-list)
+# find them.
+COMPRESS = ["-z", "--buildid-mmap"]
+
+
 def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None):
     """perf record's event options for a mode; switch_copy: the bytes of
     stack each context switch copies, with DWARF call graphs."""
@@ -343,11 +353,11 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
             opts += ["-e", e + "/call-graph=no/" if e.endswith(NO_STACK) else e]
         return opts + ["-m", TRACE_BUFFER]
     if mode == "cpu":
-        return ["-e", event, "-F", str(freq)]
+        return ["-e", event, "-F", str(freq)] + COMPRESS
     # Waits copy whole stacks (command.py), much of them pages the thread
     # never wrote: zstd takes a 3 s select() loop's 25 MB to 0.2 MB, and 8 s
     # of gunicorn under load from 443 MB to 10 MB.
-    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER, "-z"]
+    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER] + COMPRESS
     if switch_copy:
         switch[1] += "/call-graph=dwarf,stack-size=%d/" % switch_copy
     if mode == "offcpu":
@@ -358,4 +368,4 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
     # nothing.  A busy program's copies are much alike and compress well:
     # 5 s of 50,000 write()s a second (8 KiB copies) take 8 MB with -z.
     return ["-e", "raw_syscalls:sys_enter",
-            "-e", "raw_syscalls:sys_exit/call-graph=no/", "-m", TRACE_BUFFER, "-z"]
+            "-e", "raw_syscalls:sys_exit/call-graph=no/", "-m", TRACE_BUFFER] + COMPRESS
