@@ -29,12 +29,14 @@ def new_folders(path):
 
 def drop_unrecorded(made, data):
     """After a run that recorded nothing (failed before perf wrote data):
-    removes the folders it made, and perf's empty file, so that nothing
-    is left that looks like a recording.  Others' files stay."""
-    if not made or (os.path.exists(data) and os.path.getsize(data) > 0):
+    removes the folders it made, perf's empty file and the kallsyms copied
+    while perf started, so that nothing is left that looks like a
+    recording.  Others' files stay."""
+    if os.path.exists(data) and os.path.getsize(data) > 0:
         return
-    if os.path.exists(data):
-        os.unlink(data)
+    for name in (data, os.path.join(os.path.dirname(data), "kallsyms")):
+        if os.path.exists(name):
+            os.unlink(name)
     for d in made:
         try:
             os.rmdir(d)
@@ -167,11 +169,23 @@ def restore_maps(out):
     return 0
 
 
-def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
-    """Copies the perf maps of the processes sampled in data (pid's
-    descendants too, for -p), kallsyms and, with archive, the DSOs into out,
-    and writes recording.txt from meta.  Returns the maps' names."""
-    pids = set(sampled_pids(perf, data))
+def kallsyms(out, meta):
+    """Copies /proc/kallsyms into out (the kernel makes it up as it is read:
+    a fifth of a second), saying so in meta.  Done while perf records, so
+    that the end of a --duration waits for none of it."""
+    meta["kallsyms"] = "kallsyms" if save_kallsyms(out) else "(not readable)"
+
+
+def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False, pids=None):
+    """Copies the perf maps of pids, or of the processes sampled in data
+    (pid's descendants too, for -p), kallsyms (unless kallsyms() did) and,
+    with archive, the DSOs into out, and writes recording.txt from meta.
+    Returns the maps' names."""
+    if "kallsyms" not in meta:
+        kallsyms(out, meta)
+    copy = os.path.join(out, "kallsyms")
+    if pids is None:
+        pids = set(sampled_pids(perf, data, copy if os.path.exists(copy) else None))
     if pid is not None:
         pids.update(descendants(pid))
     maps, copied = [], {}
@@ -190,7 +204,6 @@ def finish(perf, data, out, meta, started, pid=None, boxes=None, archive=False):
     if boxes:
         boxes.close()
     meta["maps"] = " ".join(maps) or "(none)"
-    meta["kallsyms"] = "kallsyms" if save_kallsyms(out) else "(not readable)"
     if archive:
         n, size = archive_objects(perf, data, out)
         meta["archive"] = ".build-id: %d files, %.1f MB" % (n, size / 1e6)

@@ -325,9 +325,23 @@ NO_STACK = (":free", "__return", ":" + contract.EVENT_PY_FREE, ":" + contract.EV
             ":" + contract.EVENT_FINALIZE)
 
 
-def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None):
+# perf's own compression: one program's stack copies are much alike (a
+# Django request loop at 999 Hz with 24 KiB copies: 24 MB/s, 1.0 with -z;
+# docs/modes.md).  -z also keeps perf from reading its whole file again when
+# it stops, for the build ids of the objects sampled (a second for 12 MB of
+# a 2 s recording, after --duration ran out): the kernel puts them in the
+# mmap records instead, where pymerge and --archive (perf buildid-list)
+# find them.
+COMPRESS = ["-z", "--buildid-mmap"]
+
+
+def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None, live=False):
     """perf record's event options for a mode; switch_copy: the bytes of
-    stack each context switch copies, with DWARF call graphs."""
+    stack each context switch copies, with DWARF call graphs; live: for
+    pyperf-top's pipe, where the cpu mode stays uncompressed: with -z, -p
+    sessions of a busy thread that exits while watched kept 40-452 samples
+    on a machine at load 17 (without: 377-541), and one kept only the
+    thread's last 3; why is not known."""
     if mode == "calls":
         opts = []
         # no stacks: the entries and returns make them
@@ -343,11 +357,11 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
             opts += ["-e", e + "/call-graph=no/" if e.endswith(NO_STACK) else e]
         return opts + ["-m", TRACE_BUFFER]
     if mode == "cpu":
-        return ["-e", event, "-F", str(freq)]
+        return ["-e", event, "-F", str(freq)] + ([] if live else COMPRESS)
     # Waits copy whole stacks (command.py), much of them pages the thread
     # never wrote: zstd takes a 3 s select() loop's 25 MB to 0.2 MB, and 8 s
     # of gunicorn under load from 443 MB to 10 MB.
-    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER, "-z"]
+    switch = ["-e", "sched:sched_switch", "--switch-events", "-m", TRACE_BUFFER] + COMPRESS
     if switch_copy:
         switch[1] += "/call-graph=dwarf,stack-size=%d/" % switch_copy
     if mode == "offcpu":
@@ -358,4 +372,4 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
     # nothing.  A busy program's copies are much alike and compress well:
     # 5 s of 50,000 write()s a second (8 KiB copies) take 8 MB with -z.
     return ["-e", "raw_syscalls:sys_enter",
-            "-e", "raw_syscalls:sys_exit/call-graph=no/", "-m", TRACE_BUFFER, "-z"]
+            "-e", "raw_syscalls:sys_exit/call-graph=no/", "-m", TRACE_BUFFER] + COMPRESS

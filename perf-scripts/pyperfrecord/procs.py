@@ -17,14 +17,15 @@ def file_key(path):
     return st.st_dev, st.st_ino
 
 
-def sampled_pids(perf, data):
-    # --no-inline: only the pids are read, and perf report would otherwise
-    # run addr2line over every sampled address for inlined frames.
-    out = subprocess.run([perf, "report", "-i", data, "--sort", "pid", "-g", "none", "--stdio", "-q",
-                          "--no-inline"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         universal_newlines=True).stdout
-    return sorted({int(m.group(1)) for m in re.finditer(r"%\s+(\d+):\S*\s*$", out, re.M)})
+def sampled_pids(perf, data, kallsyms=None):
+    """The PIDs with samples in data.  perf script prints one field and
+    resolves nothing (perf report sorts by pid through every sample's
+    symbols: 3x the time); kallsyms, a copy of /proc/kallsyms, spares it
+    reading the kernel's own, which takes longer than the rest on a short
+    recording."""
+    cmd = [perf, "script", "-i", data, "-F", "pid", "-G"] + (["--kallsyms", kallsyms] if kallsyms else [])
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+    return sorted({int(w) for w in out.split()})
 
 
 def nspid(pid):

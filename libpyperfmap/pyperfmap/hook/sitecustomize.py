@@ -14,6 +14,20 @@ import os
 import sys
 
 
+def _register(path):
+    """Appends this process's PID to path, pyperf-record's list of the
+    processes whose perf maps its recording keeps (PYPERFMAP_PIDS), which
+    spares it a pass over all of perf.data when the recording ends."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, b"%d\n" % os.getpid())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass    # its map is then left out: its frames keep their addresses
+
+
 def _start():
     # pyperf-record's perf ignores hangups (it cannot handle one): the
     # program it starts takes them as on its own; its children inherit that.
@@ -26,6 +40,11 @@ def _start():
         except ImportError as e:  # never stop a program from starting
             sys.stderr.write("pyperfmap: warning: PYPERFMAP is set but pyperfmap"
                              " cannot be imported: %s\n" % e)
+        pids = os.environ.get("PYPERFMAP_PIDS")
+        if pids:
+            _register(pids)
+            # a forked child writes a map of its own (a pre-fork server's workers)
+            os.register_at_fork(after_in_child=lambda: _register(pids))
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     # The sitecustomize this one hides, found now that this folder is gone.
