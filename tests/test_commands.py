@@ -13,10 +13,11 @@ import re
 import shutil
 import subprocess
 import textwrap
+import time
 import unittest
 
 import harness
-from harness import RECORD, PYPATH, python, run
+from harness import RECORD, PYPATH, TIMEOUT, python, run
 
 PYTHON = os.environ.get("TEST_PYTHON") or python("3.12")
 
@@ -62,6 +63,15 @@ def subprocess_work():
 subprocess_work()
 print(os.getpid())
 """
+
+
+def running(pid):
+    """Whether process pid exists and has not exited (a zombie has)."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 class Scratch(harness.Scratch):
@@ -272,6 +282,12 @@ class Children(Scratch):
             open(ready + ".end", "w").close()
         self.assertEqual(r.returncode, 0, r.stderr)
         main, kid = r.stdout.split()
+        # The kid must see its .end before the scratch folder goes, or it
+        # outlives the test.
+        deadline = time.monotonic() + TIMEOUT
+        while running(kid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(running(kid), "the lingering child did not end")
         self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % kid)))
         self.assertTrue(os.path.exists(os.path.join(out, "perf-%s.map" % main)))
         self.assertTrue(os.path.exists("/tmp/perf-%s.map" % kid))
