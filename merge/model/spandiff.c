@@ -243,9 +243,22 @@ static void against_rest(const struct spandiff_acc *a, const struct series *fn,
     }
 }
 
+/* Whether the rest of span (all but fn) got faster per call by Welch's
+ * test at alpha, uncorrected: the stricter guard, as a rest that got
+ * faster also grows fn's share. */
+static int rest_faster(const struct spandiff_acc *a, const struct series *fn, const struct series *span,
+                       const double *speed, double alpha, double *v)
+{
+    for (size_t r = 0; r < a->n_runs; r++)
+        v[r] = (span->w[r] - fn->w[r]) / (span->calls[r] > 0 ? span->calls[r] : 1) / (speed ? speed[r] : 1);
+    struct welch w = stats__welch(v, a->runs[0], v + a->runs[0], a->runs[1]);
+    return w.p < alpha && w.mean[1] < w.mean[0];
+}
+
 /* Every function of span id, tested against the rest of its span; its
  * time per call divided by the runs' speeds, as its span's is. */
-static void functions(const struct spandiff_acc *a, uint32_t id, const double *speed, struct sd_span *out)
+static void functions(const struct spandiff_acc *a, uint32_t id, const double *speed, double alpha,
+                      struct sd_span *out)
 {
     size_t nk = intern__count(a->keys), n = 0;
     struct sd_function *f = xcalloc(nk + 1, sizeof(*f));
@@ -262,6 +275,7 @@ static void functions(const struct spandiff_acc *a, uint32_t id, const double *s
         struct sd_stat abs = test(a, v, 0);
         fn->per_call[0] = abs.mean[0];
         fn->per_call[1] = abs.mean[1];
+        fn->rest_faster = rest_faster(a, &a->fn[k], &a->span[id], speed, alpha, v);
         against_rest(a, &a->fn[k], &a->span[id], v);
         int whole = 0;
         for (size_t r = 0; r < a->n_runs; r++)
@@ -280,15 +294,16 @@ static void functions(const struct spandiff_acc *a, uint32_t id, const double *s
 /* After Holm: the tested functions of s whose time grew against the rest
  * of its span, and those new or gone in it, significant ones first, then
  * by growth of their own time.  A function's share also grows when the
- * rest of its span got faster: only its own time grown by min_change
- * makes it significant. */
+ * rest of its span got faster: it is significant only if its own time
+ * grew and the rest did not get faster.  Its own time is no test of its
+ * own: on a loaded machine it moves as much as the span's does. */
 static void keep_grown(struct sd_span *s, const struct spandiff_opts *o)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->n_grown; i++) {
         struct sd_function *f = &s->grown[i];
         f->significant = f->s.p_adj < o->alpha && spandiff__change(&f->s) >= o->min_change &&
-                         f->per_call[1] >= f->per_call[0] * (1 + o->min_change / 100);
+                         f->per_call[1] > f->per_call[0] && !f->rest_faster;
         if ((!isnan(f->s.p) && f->s.mean[1] > f->s.mean[0]) || f->absent >= 0)
             s->grown[kept++] = *f;
         else
@@ -397,7 +412,7 @@ struct spandiff *spandiff__finish(struct spandiff_acc *a, const struct spandiff_
         for (int side = 0; side < 2; side++)
             for (size_t r = 0; r < a->runs[side]; r++)
                 sp->calls[side] += a->span[s].calls[r + (side ? a->runs[0] : 0)] / (double)a->runs[side];
-        functions(a, s, speed, sp);
+        functions(a, s, speed, o->alpha, sp);
     }
     correct(d);
     for (uint32_t s = 0; s < n; s++) {

@@ -35,8 +35,9 @@ struct sd_function {
     const char *name;
     struct sd_stat s;           /* its weight against the rest of its span's, per run */
     double per_call[2];         /* its weight per call of the span, means of the runs */
-    int significant;            /* p_adj < alpha, and grown by min_change or more, against
-                                   the rest and in its own time per call */
+    int significant;            /* p_adj < alpha and grown by min_change or more against the
+                                   rest, its own time per call grown, the rest not faster */
+    int rest_faster;            /* the rest of its span got faster per call (Welch, alpha) */
     int absent;                 /* no sample in any run of side 0 (new), 1 (gone), or -1 */
 };
 
