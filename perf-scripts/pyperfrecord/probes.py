@@ -325,23 +325,23 @@ NO_STACK = (":free", "__return", ":" + contract.EVENT_PY_FREE, ":" + contract.EV
             ":" + contract.EVENT_FINALIZE)
 
 
-# perf's own compression: one program's stack copies are much alike (a
-# Django request loop at 999 Hz with 24 KiB copies: 24 MB/s, 1.0 with -z;
-# docs/modes.md).  -z also keeps perf from reading its whole file again when
-# it stops, for the build ids of the objects sampled (a second for 12 MB of
-# a 2 s recording, after --duration ran out): the kernel puts them in the
-# mmap records instead, where pymerge and --archive (perf buildid-list)
-# find them.
-COMPRESS = ["-z", "--buildid-mmap"]
+# The kernel puts the build ids of the objects sampled in the mmap
+# records, where pymerge and --archive (perf buildid-list) find them, so
+# perf does not read its whole file again when it stops (a second for 12
+# MB of a 2 s recording, after --duration ran out).
+BUILDID_MMAP = ["--buildid-mmap"]
+# perf's own compression, for the modes that copy stacks at every switch
+# or system call: one program's copies are much alike.  Not the cpu mode:
+# with -z, perf 6.1's -p recordings of a busy thread sometimes kept a few
+# samples or none (pyperf-top's sessions, and one CI run's attach test,
+# whose 2 s of a spinning target held no stack).
+COMPRESS = ["-z"] + BUILDID_MMAP
 
 
 def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, switch_copy=None, live=False):
     """perf record's event options for a mode; switch_copy: the bytes of
     stack each context switch copies, with DWARF call graphs; live: for
-    pyperf-top's pipe, where the cpu mode stays uncompressed: with -z, -p
-    sessions of a busy thread that exits while watched kept 40-452 samples
-    on a machine at load 17 (without: 377-541), and one kept only the
-    thread's last 3; why is not known."""
+    pyperf-top's pipe, where the build ids need not be kept."""
     if mode == "calls":
         opts = []
         # no stacks: the entries and returns make them
@@ -357,7 +357,7 @@ def mode_events(mode, event, freq, probes=None, syscalls=False, exact=False, swi
             opts += ["-e", e + "/call-graph=no/" if e.endswith(NO_STACK) else e]
         return opts + ["-m", TRACE_BUFFER]
     if mode == "cpu":
-        return ["-e", event, "-F", str(freq)] + ([] if live else COMPRESS)
+        return ["-e", event, "-F", str(freq)] + ([] if live else BUILDID_MMAP)
     # Waits copy whole stacks (command.py), much of them pages the thread
     # never wrote: zstd takes a 3 s select() loop's 25 MB to 0.2 MB, and 8 s
     # of gunicorn under load from 443 MB to 10 MB.
