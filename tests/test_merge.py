@@ -157,9 +157,9 @@ class MergeTest(PymergeCase):
         r = subprocess.run(["perf", "buildid-list", "-i", data], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True, timeout=300)
         recorded = dict(reversed(l.split(" ", 1)) for l in r.stdout.splitlines() if " " in l)
-        # A compressed recording (-z) holds the build ids of the mmap
-        # records (--buildid-mmap), which the kernel's is not one of: perf
-        # names the running kernel's then.
+        # With --buildid-mmap a recording holds the build ids of the mmap
+        # records, which the kernel's is not one of: perf names the
+        # running kernel's then.
         recorded.pop("[kernel.kallsyms]", None)
         libc = [p for p in maps if re.search(r"/libc\.so\.6$", p)]
         self.assertTrue(libc, maps)
